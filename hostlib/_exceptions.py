@@ -1,0 +1,70 @@
+"""The one exception tree of hostlib.
+
+    HilrigError
+    ├── ConfigError            bad YAML case or rig file (carries every issue found)
+    ├── InfrastructureError    the rig cannot run the case: sim binary missing, port in use,
+    │   │                      result server down, lock held ...
+    │   └── DeviceAbsent       the rig has no device for the case -> Robot SKIP
+    └── DeviceError            the device (or simulator) failed or vanished mid-run
+
+A threshold that a measurement misses is *not* an exception: it is data in the
+verdict (see hostlib.engine.verdict). The CLI and Robot map the classes to exit
+codes and verdicts: ConfigError -> 2, InfrastructureError -> 3, DeviceError -> 4,
+FAIL -> 1, DeviceAbsent -> SKIP.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class HilrigError(Exception):
+    """Base of every error hostlib raises on purpose."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in one file: where it is, which field, what is allowed."""
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        field = f" {self.field}:" if self.field else ""
+        return f"{where}:{field} {self.message}"
+
+
+class ConfigError(HilrigError):
+    """One or more problems in YAML case or rig files; nothing ran."""
+
+    exit_code = 2
+
+    def __init__(self, issues: list[ConfigIssue] | ConfigIssue | str):
+        if isinstance(issues, str):
+            issues = [ConfigIssue(file="", line=None, field="", message=issues)]
+        elif isinstance(issues, ConfigIssue):
+            issues = [issues]
+        self.issues: list[ConfigIssue] = list(issues)
+        super().__init__("\n".join(str(i) for i in self.issues))
+
+
+class InfrastructureError(HilrigError):
+    """The rig, not the device under test, stopped the run."""
+
+    exit_code = 3
+
+
+class DeviceAbsent(InfrastructureError):
+    """The rig has no device that can run this case; the case is skipped."""
+
+    exit_code = 0
+
+
+class DeviceError(HilrigError):
+    """The device or simulator failed or vanished while the case ran."""
+
+    exit_code = 4

@@ -1,0 +1,270 @@
+"""The `sim` driver: the loopback simulator `hilrig-sim` as a device.
+
+The simulator is a separate process, like a real radio: it paces in real time,
+overflows when the host is slow and can inject faults. This driver starts it,
+talks to it over JSON lines on its stdin/stdout (docs/architecture.md), and
+always reaps it. The host side of the stream (receiver, sender, pattern check)
+is the native core, the same code every other driver uses.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import DeviceError, InfrastructureError
+from .base import Driver, Snapshot, register_driver
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONTROL_TIMEOUT_S = 10.0
+
+
+def find_sim_binary() -> str:
+    """$HILRIG_SIM_BIN, then <repo>/build/bin/hilrig-sim, then PATH."""
+    env = os.environ.get("HILRIG_SIM_BIN")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise InfrastructureError(f"HILRIG_SIM_BIN={env} is not an executable file")
+        return env
+    built = REPO_ROOT / "build" / "bin" / "hilrig-sim"
+    if built.is_file() and os.access(built, os.X_OK):
+        return str(built)
+    found = shutil.which("hilrig-sim")
+    if found:
+        return found
+    raise InfrastructureError(
+        f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {built}, PATH); "
+        "build it with `make build`"
+    )
+
+
+def native():
+    """The native module, with a clear error when it was not built."""
+    try:
+        from .. import _native
+    except ImportError as exc:
+        raise InfrastructureError(
+            f"native core hostlib._native is not built ({exc}); run `make build`"
+        ) from exc
+    return _native
+
+
+class SimProcess:
+    """One running hilrig-sim and its control channel."""
+
+    def __init__(self, binary: str | None = None, extra_args: list[str] | None = None):
+        self.binary = binary or find_sim_binary()
+        self._stderr = tempfile.TemporaryFile(mode="w+b")
+        try:
+            self.proc = subprocess.Popen(
+                [self.binary, *(extra_args or [])],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                close_fds=True,
+            )
+        except OSError as exc:
+            raise InfrastructureError(f"cannot start simulator {self.binary}: {exc}") from exc
+        self._sel = selectors.DefaultSelector()
+        self._sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self._buf = b""
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def describe_exit(self) -> str:
+        code = self.proc.poll()
+        if code is None:
+            return f"simulator hilrig-sim (pid {self.pid}) is still running"
+        if code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        self._stderr.seek(0)
+        tail = self._stderr.read()[-400:].decode(errors="replace").strip()
+        return f"simulator hilrig-sim (pid {self.pid}) {how}" + (f"; its last words: {tail}" if tail else "")
+
+    def request(self, cmd: str, timeout_s: float = CONTROL_TIMEOUT_S, **fields: Any) -> dict:
+        """Send one command, wait for its one-line answer; DeviceError if the sim is gone."""
+        if self.proc.poll() is not None:
+            raise DeviceError(f"{self.describe_exit()} (before {cmd!r})")
+        line = json.dumps({"cmd": cmd, **fields}) + "\n"
+        try:
+            self.proc.stdin.write(line.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.proc.wait(timeout=2)
+            raise DeviceError(f"{self.describe_exit()} (while sending {cmd!r})") from None
+        deadline = time.monotonic() + timeout_s
+        while b"\n" not in self._buf:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} within {timeout_s:.0f} s")
+            if not self._sel.select(timeout=min(remaining, 0.5)):
+                if self.proc.poll() is not None:
+                    raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
+                continue
+            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                self.proc.wait(timeout=2)
+                raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
+            self._buf += chunk
+        raw, self._buf = self._buf.split(b"\n", 1)
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            raise DeviceError(f"simulator answered {cmd!r} with garbage: {raw[:200]!r}") from None
+        if not answer.get("ok"):
+            raise DeviceError(f"simulator refused {cmd!r}: {answer.get('error', answer)}")
+        return answer
+
+    def close(self) -> None:
+        """Ask politely, then terminate, then kill; always reaps."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b'{"cmd":"quit"}\n')
+                self.proc.stdin.flush()
+            except OSError:
+                pass
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        self._sel.close()
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        self._stderr.close()
+
+
+def stream_config(case: Any, device: Any) -> dict:
+    """The stream config shared by the host streams and the simulator (see docs)."""
+    t = case.transport
+    opts = dict(getattr(t, "options", {}) or {})
+    transport: dict[str, Any] = {"kind": t.kind}
+    if t.kind == "udp":
+        transport["host"] = opts.get("host", "127.0.0.1")
+        transport["port"] = int(opts.get("port", 0))
+        transport["socket_buffer_bytes"] = int(opts.get("socket_buffer_bytes", opts.get("socket_buffer", 4 * 1024 * 1024)))
+    elif t.kind == "shm":
+        transport["slots"] = int(opts.get("slots", 256))
+    return {
+        "direction": case.direction,
+        "channels": int(case.channels),
+        "sample_format": case.sample_format,
+        "rate_sps": float(case.rate_sps),
+        "frame_bytes": int(t.frame_bytes),
+        "transport": transport,
+        "pattern": case.pattern,
+        "stream_id": 0,
+        "crc": False,
+    }
+
+
+@register_driver
+class SimDriver(Driver):
+    """Drives hilrig-sim through the native host streams."""
+
+    name = "sim"
+
+    def __init__(self, device: Any):
+        super().__init__(device)
+        self.sim: SimProcess | None = None
+        self.rx = None
+        self.tx = None
+        self._rings: list[Any] = []
+        self._config: dict = {}
+
+    def open(self) -> None:
+        args = dict(getattr(self.device, "args", {}) or {})
+        self.sim = SimProcess(args.get("binary"))
+        self._hello = self.sim.request("hello")
+
+    def versions(self) -> dict[str, str]:
+        return {"hilrig-sim": str(getattr(self, "_hello", {}).get("version", "?"))}
+
+    def configure(self, case: Any) -> None:
+        nat = native()
+        cfg = stream_config(case, self.device)
+        fifo_frames = getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None) or 64
+        faults = dict(getattr(case, "faults", None) or {})
+        self._config = cfg
+        kind = cfg["transport"]["kind"]
+        direction = cfg["direction"]
+        sim_cfg = {**cfg, "master_clock_hz": float(case.master_clock_hz),
+                   "fifo_frames": int(fifo_frames), "faults": faults}
+        if direction in ("rx", "loopback"):
+            # The host receiver exists first, so the simulator knows where to send.
+            self.rx = nat.RxStream(cfg)
+            sim_cfg["rx_dest"] = self.rx.endpoint()
+        answer = self.sim.request("configure", **sim_cfg)
+        if direction in ("tx", "loopback"):
+            dest = answer.get("endpoint")
+            if not dest:
+                raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
+            self.tx = nat.TxStream({**cfg, "dest": dest})
+
+    def start(self) -> int:
+        if self.rx is not None:
+            self.rx.start()
+        started_ns = time.monotonic_ns()
+        self.sim.request("start")
+        if self.tx is not None:
+            self.tx.start()
+        return started_ns
+
+    def _snapshot(self, device_stats: dict) -> Snapshot:
+        return Snapshot(
+            host_rx=self.rx.stats() if self.rx is not None else {},
+            host_tx=self.tx.stats() if self.tx is not None else {},
+            device=device_stats,
+        )
+
+    def poll(self) -> Snapshot:
+        return self._snapshot(self.sim.request("stats")["stats"])
+
+    def stop(self) -> Snapshot:
+        if self.tx is not None:
+            self.tx.stop()
+        final = self.sim.request("stop")
+        if self.rx is not None:
+            # Let the end-of-burst frame arrive, briefly; a lost EOB is not worth a hang.
+            deadline = time.monotonic() + 0.5
+            while time.monotonic() < deadline and not self.rx.stats().get("eob_received"):
+                time.sleep(0.005)
+            self.rx.stop()
+        return self._snapshot(final.get("stats", {}))
+
+    def close(self) -> None:
+        for stream in (self.tx, self.rx):
+            if stream is not None:
+                try:
+                    stream.stop()
+                except Exception:  # noqa: BLE001  close never raises: cleanup must go on
+                    pass
+        self.tx = self.rx = None
+        if self.sim is not None:
+            self.sim.close()
+            self.sim = None

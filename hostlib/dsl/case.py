@@ -1,0 +1,89 @@
+"""The resolved case: one run (a case, or one point of its sweep), all units in SI."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hostlib.dsl.thresholds import Threshold
+
+__all__ = ["FRAME_HEADER_BYTES", "BYTES_PER_SAMPLE", "Case", "TransportSpec"]
+
+# Fixed by docs/frame-format.md; repeated here so that validation needs no native build.
+FRAME_HEADER_BYTES = 48
+BYTES_PER_SAMPLE = {"sc16": 4, "sc8": 2}
+
+
+@dataclass(frozen=True)
+class TransportSpec:
+    """kind 'udp' or 'shm'; frame_bytes is the whole frame including the 48-byte header.
+
+    options: udp -> {"host": str, "port": int, "socket_buffer_bytes": int}
+             shm -> {"slots": int}
+    """
+
+    kind: str
+    frame_bytes: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_config(self) -> dict[str, Any]:
+        """The `transport` entry of the native stream config (docs/architecture.md)."""
+        return {"kind": self.kind, **self.options}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    test_name: str
+    source_file: str
+    source_line: int
+    device: str
+    direction: str                    # "rx" | "tx" | "loopback"
+    channels: int
+    sample_format: str                # "sc16" | "sc8"
+    master_clock_hz: float
+    decimation: int | None
+    interpolation: int | None
+    rate_sps: float
+    transport: TransportSpec
+    duration_s: float
+    warmup_s: float
+    pattern: str
+    thresholds: tuple[Threshold, ...]
+    tags: tuple[str, ...]
+    timeout_s: float
+    faults: dict[str, int]
+    sweep_point: dict[str, object]
+    raw: dict[str, Any]
+    fifo_frames: int | None = None    # simulator device FIFO depth; None = the rig's/simulator's default
+
+    @property
+    def bytes_per_sample(self) -> int:
+        """Bytes of one sample of one channel."""
+        return BYTES_PER_SAMPLE[self.sample_format]
+
+    @property
+    def payload_bytes(self) -> int:
+        return self.transport.frame_bytes - FRAME_HEADER_BYTES
+
+    @property
+    def samples_per_frame(self) -> int:
+        """Per-channel samples (ticks) in one frame."""
+        return self.payload_bytes // (self.bytes_per_sample * self.channels)
+
+    @property
+    def location(self) -> str:
+        return f"{self.source_file}:{self.source_line}"
+
+    def stream_config(self) -> dict[str, Any]:
+        """The native stream config dict (docs/architecture.md "Stream config")."""
+        return {
+            "direction": self.direction,
+            "channels": self.channels,
+            "sample_format": self.sample_format,
+            "rate_sps": self.rate_sps,
+            "frame_bytes": self.transport.frame_bytes,
+            "transport": self.transport.to_config(),
+            "pattern": self.pattern,
+            "stream_id": 0,
+            "crc": False,
+        }

@@ -1,0 +1,140 @@
+"""Turn driver snapshots into the metrics of hostlib.metrics.
+
+Counting rules (docs/metrics.md):
+- samples are per-channel samples (one complex sample per channel per tick), so
+  throughput_sps compares directly with the requested rate_sps;
+- throughput and frames/s are measured over the window after warm-up;
+- every error counter (missing, overruns, pattern errors ...) counts over the
+  whole stream, warm-up included: nothing measured is thrown away.
+"""
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+from typing import Any
+
+from ..drivers.base import Snapshot
+
+BYTES_PER_SAMPLE = {"sc16": 4, "sc8": 2}
+
+
+def bytes_per_tick(case: Any) -> int:
+    return BYTES_PER_SAMPLE[case.sample_format] * int(case.channels)
+
+
+def samples_per_frame(case: Any) -> int:
+    return (int(case.transport.frame_bytes) - 48) // bytes_per_tick(case)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its threads (the native loops run here)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def udp_rcvbuf_errors() -> int | None:
+    """Kernel-wide UDP receive-buffer drops (Udp: RcvbufErrors in /proc/net/snmp)."""
+    try:
+        lines = Path("/proc/net/snmp").read_text().splitlines()
+    except OSError:
+        return None
+    udp = [line.split() for line in lines if line.startswith("Udp:")]
+    if len(udp) < 2:
+        return None
+    table = dict(zip(udp[0][1:], udp[1][1:]))
+    value = table.get("RcvbufErrors")
+    return int(value) if value is not None else None
+
+
+def _num(d: dict, key: str) -> float:
+    v = d.get(key, 0)
+    return float(v or 0)
+
+
+def received_payload_bytes(case: Any, snap: Snapshot) -> float:
+    """Payload bytes that reached the receiving end of the case's stream."""
+    if case.direction == "tx":
+        return _num(snap.device, "tx_payload_bytes_received") or (
+            _num(snap.device, "tx_samples_received") * bytes_per_tick(case)
+        )
+    return _num(snap.host_rx, "payload_bytes_received")
+
+
+def received_frames(case: Any, snap: Snapshot) -> float:
+    if case.direction == "tx":
+        return _num(snap.device, "tx_frames_received")
+    return _num(snap.host_rx, "frames_received")
+
+
+def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
+    """One per-second row: rates over the last interval, error counts in it."""
+    dt = max((cur.taken_ns - prev.taken_ns) / 1e9, 1e-9)
+    d_bytes = received_payload_bytes(case, cur) - received_payload_bytes(case, prev)
+    row = {
+        "t_s": round((cur.taken_ns - t0_ns) / 1e9, 3),
+        "throughput_sps": d_bytes / bytes_per_tick(case) / dt,
+        "frames_per_s": (received_frames(case, cur) - received_frames(case, prev)) / dt,
+    }
+    row["throughput_ratio"] = row["throughput_sps"] / float(case.rate_sps)
+    for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
+        row[name] = _error_total(case, cur, name) - _error_total(case, prev, name)
+    row["underruns"] = _num(cur.device, "underruns") - _num(prev.device, "underruns")
+    return row
+
+
+def _error_total(case: Any, snap: Snapshot, name: str) -> float:
+    """A counter summed over the host receiver and the device's own TX receiver."""
+    host = _num(snap.host_rx, name) if case.direction in ("rx", "loopback") else 0.0
+    device = _num(snap.device, "tx_" + name) if case.direction in ("tx", "loopback") else 0.0
+    return host + device
+
+
+def compute_metrics(
+    case: Any,
+    *,
+    started_ns: int,
+    window_start: Snapshot,
+    window_end: Snapshot,
+    final: Snapshot,
+    cpu_s: float,
+    rcvbuf_errors: int | None,
+) -> dict[str, float]:
+    window_s = max((window_end.taken_ns - window_start.taken_ns) / 1e9, 1e-9)
+    tick_bytes = bytes_per_tick(case)
+    rate = float(case.rate_sps)
+    d_bytes = received_payload_bytes(case, window_end) - received_payload_bytes(case, window_start)
+    d_frames = received_frames(case, window_end) - received_frames(case, window_start)
+    m: dict[str, float] = {}
+    m["duration_s"] = window_s
+    m["samples_expected"] = rate * window_s
+    m["samples_received"] = received_payload_bytes(case, final) / tick_bytes
+    m["frames_received"] = received_frames(case, final)
+    if case.direction == "tx":
+        m["samples_sent"] = _num(final.host_tx, "payload_bytes_sent") / tick_bytes
+        m["frames_sent"] = _num(final.host_tx, "frames_sent")
+    else:
+        m["samples_sent"] = _num(final.device, "samples_sent")
+        m["frames_sent"] = _num(final.device, "frames_sent")
+    m["throughput_sps"] = d_bytes / tick_bytes / window_s
+    m["throughput_msps"] = m["throughput_sps"] / 1e6
+    m["throughput_Bps"] = d_bytes / window_s
+    m["throughput_ratio"] = m["throughput_sps"] / rate
+    m["frames_per_s"] = d_frames / window_s
+    for name in ("seq_errors", "missing_frames", "dropped_samples", "duplicate_frames",
+                 "reordered_frames", "malformed_frames", "pattern_errors", "overruns"):
+        m[name] = _error_total(case, final, name)
+    m["underruns"] = _num(final.device, "underruns")
+    m["late_commands"] = _num(final.device, "late_commands")
+    m["timeouts"] = _num(final.host_rx, "timeouts")
+    if case.direction in ("rx", "loopback") and _num(final.host_rx, "latency_count") > 0:
+        for q in ("p50", "p99", "p999", "max"):
+            m[f"latency_{q}_s"] = _num(final.host_rx, f"latency_{q}_ns") / 1e9
+    if case.direction in ("rx", "loopback"):
+        first = _num(final.host_rx, "first_frame_ns")
+        if first:
+            m["time_to_first_sample_s"] = max(first - started_ns, 0) / 1e9
+        m["longest_gap_s"] = _num(final.host_rx, "longest_gap_ns") / 1e9
+    m["host_cpu_percent"] = 100.0 * cpu_s / window_s
+    if rcvbuf_errors is not None:
+        m["udp_rcvbuf_errors"] = float(rcvbuf_errors)
+    return m

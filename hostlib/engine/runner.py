@@ -1,0 +1,149 @@
+"""Run one resolved case (or sweep point) on a rig and return its CaseResult.
+
+open -> configure -> start -> [wait for first data] -> warm-up -> measure
+(one poll a second, progress callback) -> stop -> verdict. The driver is closed
+on every path: success, failure, timeout, Ctrl-C, a device that vanished.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from typing import Any, Callable
+
+from .._exceptions import DeviceAbsent, DeviceError, HilrigError, InfrastructureError
+from ..drivers import driver_class
+from ..drivers.base import Snapshot
+from ..results.record import CaseResult
+from . import measure
+from .verdict import judge
+
+FIRST_DATA_TIMEOUT_S = 5.0
+
+
+def _utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _check_device(case: Any, rig: Any):
+    """The rig's entry for the case's device, or DeviceAbsent saying why not."""
+    device = rig.devices.get(case.device)
+    if device is None:
+        raise DeviceAbsent(
+            f"rig {rig.name!r} has no device {case.device!r} (it has: {', '.join(sorted(rig.devices)) or 'none'})"
+        )
+    max_channels = getattr(device, "channels", None)
+    if max_channels and case.channels > max_channels:
+        raise DeviceAbsent(f"device {case.device!r} has {max_channels} channels, the case needs {case.channels}")
+    directions = getattr(device, "directions", None)
+    if directions and case.direction not in directions:
+        raise DeviceAbsent(f"device {case.device!r} cannot stream {case.direction} (it does: {', '.join(directions)})")
+    transports = getattr(device, "transports", None)
+    if transports and case.transport.kind not in transports:
+        raise DeviceAbsent(
+            f"device {case.device!r} has no {case.transport.kind} transport (it has: {', '.join(transports)})"
+        )
+    max_rate = getattr(device, "max_rate_sps", None)
+    if max_rate and case.rate_sps > max_rate:
+        raise DeviceAbsent(f"device {case.device!r} is limited to {max_rate:g} S/s, the case asks {case.rate_sps:g}")
+    return device
+
+
+def _has_data(case: Any, snap: Snapshot) -> bool:
+    return measure.received_frames(case, snap) > 0
+
+
+def run_case(
+    case: Any,
+    rig: Any,
+    *,
+    run_id: str,
+    progress: Callable[[dict], None] | None = None,
+) -> CaseResult:
+    """Run `case` on `rig`. Never raises for a device or threshold problem: the
+    verdict says it (ERROR / FAIL / SKIP). Ctrl-C propagates after cleanup."""
+    started_utc = _utc_now()
+    result = CaseResult(
+        case=case, rig_name=rig.name, device=case.device, driver="", run_id=run_id,
+        started_utc=started_utc, ended_utc=started_utc, verdict="ERROR", message="",
+        metrics={}, thresholds=[], series=[], error=None,
+    )
+    driver = None
+    try:
+        device = _check_device(case, rig)
+        result.driver = device.driver
+        driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
+        driver.open()
+        driver.configure(case)
+        _stream(case, driver, result, progress)
+        judge(case, result)
+    except DeviceAbsent as exc:
+        result.verdict, result.message, result.error = "SKIP", str(exc), None
+    except DeviceError as exc:
+        result.verdict, result.error = "ERROR", f"device: {exc}"
+        result.message = f"ERROR (device) {exc}"
+    except InfrastructureError as exc:
+        result.verdict, result.error = "ERROR", f"infrastructure: {exc}"
+        result.message = f"ERROR (infrastructure) {exc}"
+    except HilrigError as exc:
+        result.verdict, result.error = "ERROR", str(exc)
+        result.message = f"ERROR {exc}"
+    finally:
+        if driver is not None:
+            driver.close()
+        result.ended_utc = _utc_now()
+    return result
+
+
+def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
+    timeout_s = float(getattr(case, "timeout_s", None) or (case.duration_s + case.warmup_s + 30))
+    cpu0 = None
+    rcv0 = measure.udp_rcvbuf_errors()
+    started_ns = driver.start()
+    deadline_ns = started_ns + int(timeout_s * 1e9)
+
+    def overdue() -> None:
+        if time.monotonic_ns() > deadline_ns:
+            raise DeviceError(f"case did not finish within its timeout of {timeout_s:g} s")
+
+    # The window starts at the first data after warm-up, so start-up latency
+    # never counts against throughput (it is reported as time_to_first_sample_s).
+    snap = driver.poll()
+    first_deadline = time.monotonic() + min(FIRST_DATA_TIMEOUT_S, timeout_s)
+    while not _has_data(case, snap):
+        if time.monotonic() > first_deadline:
+            raise DeviceError(f"no data within {FIRST_DATA_TIMEOUT_S:g} s of starting the stream")
+        time.sleep(0.001)
+        snap = driver.poll()
+    if case.warmup_s > 0:
+        time.sleep(case.warmup_s)
+        snap = driver.poll()
+    window_start = prev = snap
+    cpu0 = measure.cpu_seconds()
+    end_ns = window_start.taken_ns + int(case.duration_s * 1e9)
+    next_ns = window_start.taken_ns + 1_000_000_000
+    window_end = window_start
+    while True:
+        now = time.monotonic_ns()
+        wake_ns = min(next_ns, end_ns)
+        if wake_ns > now:
+            time.sleep((wake_ns - now) / 1e9)
+        overdue()
+        cur = driver.poll()
+        window_end = cur
+        if cur.taken_ns >= next_ns or cur.taken_ns >= end_ns:
+            row = measure.series_row(case, prev, cur, window_start.taken_ns)
+            result.series.append(row)
+            if progress is not None:
+                progress(row)
+            prev = cur
+            next_ns += 1_000_000_000
+        if cur.taken_ns >= end_ns:
+            break
+    cpu_s = measure.cpu_seconds() - cpu0
+    final = driver.stop()
+    rcv1 = measure.udp_rcvbuf_errors()
+    rcvbuf = (rcv1 - rcv0) if (rcv0 is not None and rcv1 is not None and case.transport.kind == "udp") else None
+    result.metrics = measure.compute_metrics(
+        case, started_ns=started_ns, window_start=window_start, window_end=window_end,
+        final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf,
+    )

@@ -1,0 +1,75 @@
+"""The metric registry: every number a run reports, its unit and what it means.
+
+One place defines the names. Results, thresholds, Robot metadata, the outbox and
+InfluxDB all use these names; a counter is never reused for another meaning
+(benchmark_rate's --drop-threshold compares sequence errors, not dropped
+samples; here those are two metrics with two names).
+
+Values are stored in the base unit named in the metric (seconds, samples per
+second, bytes per second, plain counts). Thresholds may be written with any
+unit of the same dimension (`2 ms`, `10 MSPS`) or without the unit suffix in
+the name (`latency_p99` means `latency_p99_s`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    dimension: str  # "count" | "time" | "rate" | "data_rate" | "ratio" | "percent" | "frequency"
+    description: str
+    aliases: tuple[str, ...] = ()
+
+
+_METRICS = [
+    Metric("samples_expected", "count", "samples the requested rate should have delivered in the measured window"),
+    Metric("samples_received", "count", "samples received by the host (RX) or by the device (TX)"),
+    Metric("samples_sent", "count", "samples sent by the device (RX) or by the host (TX)"),
+    Metric("frames_received", "count", "frames received"),
+    Metric("frames_sent", "count", "frames sent"),
+    Metric("throughput_sps", "rate", "received samples per second over the measured window", ("throughput",)),
+    Metric("throughput_msps", "count", "throughput in mega-samples per second (a plain number)"),
+    Metric("throughput_Bps", "data_rate", "received payload bytes per second", ("throughput_bytes",)),
+    Metric("throughput_ratio", "ratio", "throughput / requested rate (1.0 = all of it)"),
+    Metric("frames_per_s", "rate", "received frames per second", ("frame_rate",)),
+    Metric("overruns", "count", "overflow events (O): frames flagged OVERFLOW_BEFORE by the device"),
+    Metric("underruns", "count", "underflow events (U): the device ran out of TX samples"),
+    Metric("seq_errors", "count", "sequence error events (D/S): a jump in the frame sequence number"),
+    Metric("missing_frames", "count", "frames never received (sequence gaps not filled later)"),
+    Metric("dropped_samples", "count", "samples lost, from the sample tick of the frames around each gap"),
+    Metric("duplicate_frames", "count", "frames received more than once"),
+    Metric("reordered_frames", "count", "frames received after a later frame"),
+    Metric("malformed_frames", "count", "frames with bad magic, version, size or CRC"),
+    Metric("pattern_errors", "count", "samples whose value differs from the test pattern"),
+    Metric("late_commands", "count", "timed commands that arrived too late at the device"),
+    Metric("timeouts", "count", "receive calls that timed out with no data mid-stream"),
+    Metric("latency_p50_s", "time", "median frame latency from the frame's send time", ("latency_p50",)),
+    Metric("latency_p99_s", "time", "99th percentile frame latency", ("latency_p99",)),
+    Metric("latency_p999_s", "time", "99.9th percentile frame latency", ("latency_p999",)),
+    Metric("latency_max_s", "time", "largest frame latency", ("latency_max",)),
+    Metric("longest_gap_s", "time", "longest time between two received frames", ("longest_gap",)),
+    Metric("time_to_first_sample_s", "time", "from stream start to the first received sample", ("time_to_first_sample",)),
+    Metric("duration_s", "time", "measured streaming window"),
+    Metric("host_cpu_percent", "percent", "host process CPU use during the window (100 = one core)", ("host_cpu",)),
+    Metric("udp_rcvbuf_errors", "count", "kernel UDP receive-buffer errors during the window"),
+]
+
+METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
+_ALIASES: dict[str, str] = {}
+for _m in _METRICS:
+    for _a in _m.aliases:
+        assert _a not in METRICS and _a not in _ALIASES, f"metric alias {_a} defined twice"
+        _ALIASES[_a] = _m.name
+
+
+def lookup_metric(name: str) -> Metric | None:
+    """The metric called `name` or by one of its aliases, or None."""
+    canonical = _ALIASES.get(name, name)
+    return METRICS.get(canonical)
+
+
+def metric_names() -> list[str]:
+    """Every accepted spelling, canonical names first (for error hints)."""
+    return list(METRICS) + sorted(_ALIASES)

@@ -1,0 +1,12 @@
+// The `counter` test pattern: word k of the stream equals k truncated to the word
+// width (u32 per sc16 sample, u16 per sc8 sample), k = sample_tick * channels + i.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include "hilrig/frame.hpp"
+
+namespace hilrig {
+void pattern_fill(std::uint64_t first_word, void* out, std::size_t n_words, SampleFormat fmt);
+// Number of words that differ from the pattern.
+std::uint64_t pattern_check(std::uint64_t first_word, const void* in, std::size_t n_words, SampleFormat fmt);
+}  // namespace hilrig

@@ -1,0 +1,113 @@
+"""CaseResult -> InfluxDB line protocol (schema in docs/results.md).
+
+Serialization (escaping of measurement, tag keys/values, field keys and string
+values; ns timestamps) is done by the official client's `Point`, which needs no
+server. This module only decides the schema and keeps field types stable:
+
+* every numeric field is written as a float (a metric that is 0 in one run and
+  0.5 in the next must not flip between integer and float, which InfluxDB
+  rejects as a field type conflict). `Point` writes whole floats without ".0"
+  (`overruns=0`); in line protocol an unsuffixed number *is* a float, integers
+  carry an `i` suffix, which we never emit.
+* `passed` is a float, 1.0 or 0.0, so mean(passed) is a pass rate.
+* NaN/inf cannot be written in line protocol; such a metric is left out of that
+  row (Point drops it), absent rather than wrong.
+* string fields have CR/LF replaced by spaces so each record stays one line.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from influxdb_client import Point, WritePrecision
+
+from .record import CaseResult, to_datetime, to_ns
+
+CASE_MEASUREMENT = "hilrig_case"
+SERIES_MEASUREMENT = "hilrig_series"
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text or "").splitlines())
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _common_tags(result: CaseResult) -> dict[str, str]:
+    case = result.case
+    transport = getattr(case, "transport", None)
+    return {
+        "rig": result.rig_name or "",
+        "device": result.device or getattr(case, "device", "") or "",
+        "driver": result.driver or "",
+        "transport": getattr(transport, "kind", "") or "",
+        "direction": getattr(case, "direction", "") or "",
+        "testcase": getattr(case, "test_name", "") or "",
+    }
+
+
+def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
+    """The `hilrig_case` row of one result, stamped with its end time."""
+    p = Point(CASE_MEASUREMENT)
+    tags = _common_tags(result)
+    tags["verdict"] = result.verdict
+    for key, value in (getattr(result.case, "sweep_point", None) or {}).items():
+        tags[f"sweep_{key}"] = str(value)
+    for key, value in tags.items():
+        p.tag(key, value)  # empty values are dropped by Point (line protocol forbids them)
+    for name, value in result.metrics.items():
+        f = _float(value)
+        if f is not None:
+            p.field(name, f)
+    p.field("passed", 1.0 if result.verdict == "PASS" else 0.0)
+    # duration_s is the measured window (a metric); wall_s is the whole run incl. set-up.
+    wall_s = (to_datetime(result.ended_utc) - to_datetime(result.started_utc)).total_seconds()
+    p.field("wall_s", float(wall_s))
+    for name, attr in (("rate_sps", "rate_sps"), ("requested_duration_s", "duration_s")):
+        f = _float(getattr(result.case, attr, None))
+        if f is not None:
+            p.field(name, f)
+    p.field("run_id", result.run_id)
+    p.field("git_sha", git_sha or "")
+    p.field("message", _one_line(result.message))
+    p.field("error", _one_line(result.error))
+    p.time(to_ns(result.ended_utc), WritePrecision.NS)
+    return p
+
+
+def series_points(result: CaseResult) -> list[Point]:
+    """One `hilrig_series` row per second of the measured window."""
+    tags = _common_tags(result)
+    start_ns = to_ns(result.started_utc)
+    points = []
+    for row in result.series:
+        t_s = _float(row.get("t_s"))
+        if t_s is None:
+            continue
+        p = Point(SERIES_MEASUREMENT)
+        for key, value in tags.items():
+            p.tag(key, value)
+        for name, value in row.items():
+            f = _float(value)
+            if f is not None:
+                p.field(name, f)
+        p.field("run_id", result.run_id)
+        # Stamped at run start + t_s: t_s counts from the window start, which is
+        # within a few seconds of started_utc; ordering and spacing are exact.
+        p.time(start_ns + round(t_s * 1e9), WritePrecision.NS)
+        points.append(p)
+    return points
+
+
+def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]:
+    """Every line-protocol line for one result: the case row, then its series."""
+    points = [case_point(result, git_sha=git_sha), *series_points(result)]
+    return [line for line in (p.to_line_protocol() for p in points) if line]
