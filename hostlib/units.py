@@ -105,7 +105,7 @@ def _describe(dimension: str, require_unit: bool) -> str:
     return f"a plain number or a number with a unit: {shown}"
 
 
-def unit_scale(unit: str, dimension: str) -> float:
+def unit_scale(unit: str, dimension: str, *, require_unit: bool = False) -> float:
     """SI scale factor of `unit` in `dimension`; UnitError if the unit does not belong."""
     table = _UNITS[dimension]
     if unit in table:
@@ -119,7 +119,7 @@ def unit_scale(unit: str, dimension: str) -> float:
                 hint = f"'{unit}' is a {other.replace('_', ' ')} unit, not a {dimension.replace('_', ' ')}"
                 break
     msg = f"unknown unit {unit!r}" if hint is None else hint
-    raise UnitError(f"{msg}; expected {_describe(dimension, False)}")
+    raise UnitError(f"{msg}; expected {_describe(dimension, require_unit)}")
 
 
 def split_quantity(text: str) -> tuple[float, str | None]:
@@ -151,7 +151,7 @@ def parse_quantity(value: object, dimension: str, *, require_unit: bool = False)
         if require_unit and _UNITS[dimension]:
             raise UnitError(f"{value!r} has no unit; expected {_describe(dimension, True)}")
         return number
-    return number * unit_scale(unit, dimension)
+    return number * unit_scale(unit, dimension, require_unit=require_unit)
 
 
 def format_quantity(value: float, dimension: str) -> str:

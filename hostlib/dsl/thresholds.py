@@ -127,7 +127,7 @@ def _margin(op: str, measured: float, limit: float) -> float:
     if op in ("<=", "<"):
         return limit - measured
     if op == "==":
-        return -abs(measured - limit)
+        return -abs(measured - limit) + 0.0   # + 0.0: an exact hit is 0, not -0
     return abs(measured - limit)  # "!="
 
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from types import UnionType
+from typing import Annotated, Any, Iterable, Sequence, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
@@ -18,7 +19,8 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from hostlib._exceptions import ConfigIssue
 
-__all__ = ["Source", "load_yaml", "line_of", "to_plain", "pydantic_issues", "dotted"]
+__all__ = ["Source", "load_yaml", "line_of", "to_plain", "pydantic_errors", "pydantic_issues", "dotted",
+           "unknown_key_message"]
 
 Path_ = tuple[Any, ...]
 
@@ -50,8 +52,9 @@ def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
         what = " ".join(x for x in (e.context, e.problem) if x)
         # ruamel's duplicate-key text is long and multi-line; the first line says it all.
         what = what.splitlines()[0] if what else "invalid YAML"
-        return None, [ConfigIssue(file, line, "", f"YAML syntax error: {what} "
-                                  "(check indentation and that 'key: value' pairs line up)")]
+        hint = ("each key may appear once in a mapping" if "duplicate key" in what
+                else "check indentation and that 'key: value' pairs line up")
+        return None, [ConfigIssue(file, line, "", f"YAML syntax error: {what} ({hint})")]
     except YAMLError as e:
         return None, [ConfigIssue(file, None, "", f"YAML error: {e}")]
     return Source(file, tree), []
@@ -120,29 +123,36 @@ def dotted(path: Iterable[Any]) -> str:
     return ".".join(str(p) for p in path)
 
 
+def _unwrap(ann: Any) -> Any:
+    """Strip Annotated[...] and Optional[...] down to the type that holds the data."""
+    while True:
+        origin = get_origin(ann)
+        if origin is Annotated:
+            ann = get_args(ann)[0]
+        elif origin in (Union, UnionType):
+            rest = [a for a in get_args(ann) if a is not type(None)]
+            if len(rest) != 1:
+                return ann
+            ann = rest[0]
+        else:
+            return ann
+
+
 def _model_fields(model: type[BaseModel], path: Sequence[Any]) -> list[str]:
-    """Field names (by alias where set) of the sub-model at `path`, for 'did you mean' hints."""
+    """Field names of the sub-model at `path` (through dicts and lists), for 'did you mean' hints."""
     cur: Any = model
     for part in path:
+        cur = _unwrap(cur)
+        if get_origin(cur) in (dict, list):
+            cur = get_args(cur)[-1]   # the key or index selects a value of the container
+            continue
         fields = getattr(cur, "model_fields", None)
         if not fields or part not in fields:
             return []
-        ann = fields[part].annotation
-        cur = _first_model(ann)
-        if cur is None:
-            return []
+        cur = fields[part].annotation
+    cur = _unwrap(cur)
     fields = getattr(cur, "model_fields", {})
     return [f.alias or name for name, f in fields.items()]
-
-
-def _first_model(ann: Any) -> Any:
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return ann
-    for arg in getattr(ann, "__args__", ()) or ():
-        found = _first_model(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def unknown_key_message(key: str, allowed: list[str]) -> str:
@@ -151,17 +161,9 @@ def unknown_key_message(key: str, allowed: list[str]) -> str:
     return f"unknown field '{key}'; {hint}allowed here: {', '.join(allowed)}"
 
 
-def pydantic_issues(
-    err: ValidationError,
-    model: type[BaseModel],
-    file: str,
-    tree: Any,
-    *,
-    prefix: Path_ = (),
-    aliases: dict[str, str] | None = None,
-) -> list[tuple[Path_, ConfigIssue]]:
-    """Each pydantic error as (path, ConfigIssue at the YAML line of that path)."""
-    out: list[tuple[Path_, ConfigIssue]] = []
+def pydantic_errors(err: ValidationError, model: type[BaseModel]) -> list[tuple[Path_, str]]:
+    """Each pydantic error as (location path, message saying what is allowed)."""
+    out: list[tuple[Path_, str]] = []
     for e in err.errors(include_url=False):
         loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         kind = e["type"]
@@ -175,6 +177,19 @@ def pydantic_issues(
             msg = e["msg"]
             if "input" in e and not isinstance(e["input"], (dict, list)):
                 msg = f"{msg} (got {e['input']!r})"
-        path = prefix + loc
-        out.append((path, ConfigIssue(file, line_of(tree, path, aliases), dotted(loc), msg)))
+        out.append((loc, msg))
     return out
+
+
+def pydantic_issues(
+    err: ValidationError,
+    model: type[BaseModel],
+    file: str,
+    tree: Any,
+    *,
+    prefix: Path_ = (),
+    aliases: dict[str, str] | None = None,
+) -> list[ConfigIssue]:
+    """Each pydantic error as a ConfigIssue at the YAML line of its location."""
+    return [ConfigIssue(file, line_of(tree, prefix + loc, aliases), dotted(prefix + loc), msg)
+            for loc, msg in pydantic_errors(err, model)]

@@ -98,6 +98,7 @@ def threshold_to_dict(t: Any) -> dict:
         "margin": jsonable(getattr(t, "margin", None)),
         "passed": bool(getattr(t, "passed", False)),
         "marginal": bool(getattr(t, "marginal", False)),
+        "message": getattr(t, "message", "") or "",
     }
 
 

@@ -28,7 +28,7 @@ def versions() -> dict[str, str | None]:
     try:
         hilrig = metadata.version("hilrig")
     except metadata.PackageNotFoundError:
-        hilrig = None  # running from a source tree that is not pip-installed
+        from .. import __version__ as hilrig  # a source tree that is not pip-installed
     try:
         from robot.version import VERSION as robot
     except ImportError:

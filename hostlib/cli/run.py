@@ -1,0 +1,72 @@
+"""`hilrig run`: run cases from the shell with a live progress line and a verdict table."""
+from __future__ import annotations
+
+import fnmatch
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ..dsl import load_cases
+from ..engine import run_case
+from ..results import Evidence, Outbox, new_run_id, render_verdict, results_dirs
+from ..rig import default_rig_path, load_rig
+
+EXIT_FOR_VERDICT = {"PASS": 0, "SKIP": 0, "FAIL": 1}
+
+
+def _progress_printer(console: Console, test_name: str):
+    live = console.is_terminal
+
+    def show(row: dict) -> None:
+        line = (
+            f"  {test_name[:40]:40s} t={row['t_s']:6.1f} s  {row['throughput_sps'] / 1e6:9.3f} MS/s "
+            f"({100 * row['throughput_ratio']:6.2f}%)  missing {row['missing_frames']:.0f}  "
+            f"O {row['overruns']:.0f}  U {row['underruns']:.0f}  pattern {row['pattern_errors']:.0f}"
+        )
+        if live:
+            console.file.write("\r" + line)
+            console.file.flush()
+        else:
+            console.print(line, highlight=False)
+
+    return show
+
+
+def run_command(args) -> int:
+    console = Console()
+    rig_path = Path(args.rig) if args.rig and Path(args.rig).exists() else default_rig_path(args.rig)
+    rig = load_rig(rig_path)
+    cases = load_cases(args.paths)
+    if args.case:
+        cases = [c for c in cases if fnmatch.fnmatchcase(c.test_name, args.case)]
+        if not cases:
+            console.print(f"[red]no test matches --case {args.case!r}[/red]")
+            return 2
+    run_id = new_run_id()
+    outbox_dir, evidence_dir = results_dirs(rig)
+    outbox = Outbox(args.outbox or outbox_dir)
+    evidence = Evidence(evidence_dir, run_id, rig_path=rig_path, rig_name=rig.name)
+    console.print(f"run {run_id} on rig {rig.name} ({rig_path}): {len(cases)} test(s)")
+    worst = 0
+    try:
+        for case in cases:
+            console.print(f"[bold]{case.test_name}[/bold]  ({case.source_file}:{case.source_line})")
+            result = run_case(case, rig, run_id=run_id, progress=_progress_printer(console, case.test_name))
+            if console.is_terminal:
+                console.file.write("\n")
+            outbox.append(result)
+            evidence.add(result)
+            console.print(render_verdict(result))
+            code = EXIT_FOR_VERDICT.get(result.verdict)
+            if code is None:  # ERROR
+                code = 4 if result.error_kind == "device" else 3
+            worst = max(worst, code)
+    finally:
+        evidence.finish()
+        console.print(f"results: {outbox.file_for(run_id)} (outbox), {evidence.path} (evidence)")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(run_command(None))

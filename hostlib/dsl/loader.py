@@ -1,0 +1,464 @@
+"""Load YAML case files into resolved Cases: schema, semantics, thresholds, sweeps.
+
+A file holds one case (a mapping), a list of cases, or a mapping with a
+`cases:` list. Every problem of a file is collected (with its line) before
+anything is returned; a file with any problem yields no case at all.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import itertools
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from pydantic import ValidationError
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from hostlib._exceptions import ConfigError, ConfigIssue
+from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, TransportSpec
+from hostlib.dsl.schema import SWEEP_KEYS, CaseModel
+from hostlib.dsl.thresholds import ThresholdError, parse_threshold
+from hostlib.dsl.yamlsrc import dotted, line_of, load_yaml, pydantic_errors, to_plain
+from hostlib.units import format_quantity
+
+__all__ = ["load_cases", "validate_paths", "validate_command", "load_file", "find_case_files",
+           "UDP_MAX_FRAME_BYTES", "DEFAULT_TIMEOUT_MARGIN_S"]
+
+UDP_MAX_FRAME_BYTES = 65507          # largest IPv4 UDP payload (65535 - 8 UDP - 20 IP)
+SHM_MAX_FRAME_BYTES = 64 * 1024**2   # a slot larger than this is a typo, not a test
+DEFAULT_TIMEOUT_MARGIN_S = 30.0      # default timeout = duration + warmup + this
+UDP_DEFAULTS = {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2}
+SHM_DEFAULTS = {"slots": 256}
+_UDP_KNOBS = ("host", "port", "socket_buffer")
+_SHM_KNOBS = ("slots",)
+_ALIASES = {"frame_bytes": "frame_size"}   # canonical -> alias, for finding lines
+
+Err = tuple[tuple[Any, ...], str]
+
+
+# ----------------------------------------------------------------------------- files
+
+def find_case_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigIssue]]:
+    """Expand files and directories (recursive *.yaml / *.yml), sorted, no duplicates."""
+    files: list[Path] = []
+    issues: list[ConfigIssue] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found = sorted(q for q in path.rglob("*") if q.suffix in (".yaml", ".yml") and q.is_file())
+            if not found:
+                issues.append(ConfigIssue(str(path), None, "", "directory holds no *.yaml or *.yml case files"))
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            issues.append(ConfigIssue(str(path), None, "", "no such file or directory"))
+    seen: set[Path] = set()
+    unique = []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(f)
+    return unique, issues
+
+
+def _case_nodes(file: str, tree: Any) -> tuple[list[CommentedMap], list[ConfigIssue]]:
+    layout = "a case (mapping), a list of cases, or a mapping with a 'cases:' list"
+    if tree is None:
+        return [], [ConfigIssue(file, 1, "", f"file is empty; expected {layout}")]
+    if isinstance(tree, CommentedMap) and "cases" in tree:
+        extra = [k for k in tree if k != "cases"]
+        issues = [ConfigIssue(file, line_of(tree, (k,)), str(k),
+                              "a file with 'cases:' holds nothing else at top level; put the field inside each case")
+                  for k in extra]
+        items = tree["cases"]
+        if not isinstance(items, CommentedSeq) or not items:
+            return [], issues + [ConfigIssue(file, line_of(tree, ("cases",)), "cases",
+                                             "'cases' must be a non-empty list of case mappings")]
+        tree = items
+    if isinstance(tree, CommentedMap):
+        return [tree], []
+    if isinstance(tree, CommentedSeq):
+        nodes, issues = [], []
+        for i, item in enumerate(tree):
+            if isinstance(item, CommentedMap):
+                nodes.append(item)
+            else:
+                issues.append(ConfigIssue(file, line_of(tree, (i,)), f"[{i}]",
+                                          f"list item is a {type(item).__name__}, expected a case mapping"))
+        if not tree:
+            issues.append(ConfigIssue(file, 1, "", f"empty list; expected {layout}"))
+        return nodes, issues
+    return [], [ConfigIssue(file, 1, "", f"expected {layout}, found a {type(tree).__name__}")]
+
+
+# ----------------------------------------------------------------------------- one case
+
+def _set_dotted(data: dict, key: str, value: Any) -> None:
+    parts = key.split(".")
+    cur = data
+    for part in parts[:-1]:
+        nxt = cur.get(part)
+        if not isinstance(nxt, dict):
+            nxt = {}
+            cur[part] = nxt
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def _fmt_value(v: Any) -> str:
+    return v if isinstance(v, str) else repr(v)
+
+
+def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[Case | None, list[Err]]:
+    """Validate one fully applied case dict; return the Case or every problem found."""
+    try:
+        m = CaseModel.model_validate(data)
+    except ValidationError as e:
+        schema_errs = pydantic_errors(e, CaseModel)
+        return None, schema_errs + _semantic_after_repair(data, schema_errs)
+    errs, thresholds, factor, timeout = _semantic(m)
+    if errs:
+        return None, errs
+    t = m.transport
+    fb = t.frame_bytes
+    if t.kind == "udp":
+        options = dict(UDP_DEFAULTS)
+        if t.host is not None:
+            options["host"] = t.host
+        if t.port is not None:
+            options["port"] = t.port
+        if t.socket_buffer is not None:
+            options["socket_buffer_bytes"] = t.socket_buffer
+    else:
+        options = dict(SHM_DEFAULTS)
+        if t.slots is not None:
+            options["slots"] = t.slots
+
+    label = ", ".join(f"{k}={_fmt_value(v)}" for k, v in point.items())
+    test_name = f"{m.name} [{label}]" if point else m.name
+    case = Case(
+        name=m.name, test_name=test_name, source_file=file, source_line=line,
+        device=m.device, direction=m.direction, channels=m.channels, sample_format=m.format,
+        master_clock_hz=m.master_clock, decimation=m.decimation, interpolation=m.interpolation,
+        rate_sps=m.master_clock / factor,
+        transport=TransportSpec(t.kind, fb, options),
+        duration_s=m.duration, warmup_s=m.warmup, pattern=m.pattern,
+        thresholds=tuple(thresholds), tags=tuple(m.tags), timeout_s=timeout,
+        faults=m.faults.model_dump(), sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames,
+    )
+    return case, []
+
+
+def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
+    """Checks across fields (direction vs divider, frame size vs format, thresholds)."""
+    errs: list[Err] = []
+    # direction decides which divider sets the rate: a device decimates what it receives
+    # (RX) and interpolates what it transmits (TX); loopback does both at one rate.
+    factor = None
+    if m.direction == "rx":
+        if m.interpolation is not None:
+            errs.append((("interpolation",), "interpolation applies to tx and loopback cases; "
+                         "an rx case sets decimation (rate = master_clock / decimation)"))
+        if m.decimation is None:
+            errs.append((("decimation",), "an rx case needs decimation (rate = master_clock / decimation)"))
+        factor = m.decimation
+    elif m.direction == "tx":
+        if m.decimation is not None:
+            errs.append((("decimation",), "decimation applies to rx and loopback cases; "
+                         "a tx case sets interpolation (rate = master_clock / interpolation)"))
+        if m.interpolation is None:
+            errs.append((("interpolation",), "a tx case needs interpolation (rate = master_clock / interpolation)"))
+        factor = m.interpolation
+    else:
+        if m.decimation is None and m.interpolation is None:
+            errs.append((("decimation",), "a loopback case needs decimation (or interpolation): "
+                         "rate = master_clock / decimation"))
+        elif (m.decimation is not None and m.interpolation is not None
+              and m.decimation != m.interpolation):
+            errs.append((("interpolation",), f"loopback runs TX and RX at one rate: interpolation "
+                         f"{m.interpolation} must equal decimation {m.decimation} (or give only one)"))
+        factor = m.decimation if m.decimation is not None else m.interpolation
+
+    # transport: knobs of the other kind are a mistake, not something to ignore silently.
+    t = m.transport
+    own, other = (_UDP_KNOBS, _SHM_KNOBS) if t.kind == "udp" else (_SHM_KNOBS, _UDP_KNOBS)
+    for knob in other:
+        if getattr(t, knob) is not None:
+            errs.append((("transport", knob), f"'{knob}' is not a {t.kind} setting; "
+                         f"{t.kind} takes: frame_bytes, {', '.join(own)}"))
+    bps = BYTES_PER_SAMPLE[m.format]
+    unit = bps * m.channels
+    min_frame = FRAME_HEADER_BYTES + unit
+    fb = t.frame_bytes
+    fpath = ("transport", "frame_bytes")
+    if t.kind == "udp" and fb > UDP_MAX_FRAME_BYTES:
+        errs.append((fpath, f"{fb} bytes does not fit one UDP datagram; udp frame_bytes must be "
+                     f"{min_frame}..{UDP_MAX_FRAME_BYTES - (UDP_MAX_FRAME_BYTES - FRAME_HEADER_BYTES) % unit} "
+                     f"(the 48-byte header plus a multiple of {unit} bytes)"))
+    elif t.kind == "shm" and fb > SHM_MAX_FRAME_BYTES:
+        errs.append((fpath, f"{fb} bytes is larger than the {SHM_MAX_FRAME_BYTES} bytes allowed for a shm slot"))
+    elif fb < min_frame:
+        errs.append((fpath, f"{fb} bytes cannot hold the 48-byte header and one {m.format} sample on "
+                     f"{m.channels} channel(s); the smallest frame_bytes is {min_frame}"))
+    elif (fb - FRAME_HEADER_BYTES) % unit:
+        lo = fb - (fb - FRAME_HEADER_BYTES) % unit
+        errs.append((fpath, f"payload {fb - FRAME_HEADER_BYTES} bytes (frame_bytes {fb} - 48 header) is not a "
+                     f"multiple of {unit} ({m.format}: {bps} bytes x {m.channels} channel(s)); "
+                     f"valid frame_bytes are 48 + k*{unit}, nearest {lo} or {lo + unit}"))
+    if t.kind == "udp" and t.socket_buffer is not None and t.socket_buffer < fb:
+        errs.append((("transport", "socket_buffer"), f"socket_buffer {t.socket_buffer} bytes cannot hold "
+                     f"one {fb}-byte frame"))
+
+    timeout = m.timeout if m.timeout is not None else m.duration + m.warmup + DEFAULT_TIMEOUT_MARGIN_S
+    if m.timeout is not None and m.timeout <= m.duration + m.warmup:
+        errs.append((("timeout",), f"timeout {m.timeout:g} s would end the run before duration + warmup "
+                     f"({m.duration + m.warmup:g} s); give more or leave it out "
+                     f"(default duration + warmup + {DEFAULT_TIMEOUT_MARGIN_S:g} s)"))
+
+    thresholds: list = []
+    seen_metrics: dict[str, str] = {}
+    for key, spec in m.thresholds.items():
+        try:
+            th = parse_threshold(key, spec)
+        except ThresholdError as e:
+            errs.append((("thresholds", key), str(e)))
+            continue
+        if th.metric in seen_metrics:
+            errs.append((("thresholds", key), f"{key!r} and {seen_metrics[th.metric]!r} are the same metric "
+                         f"({th.metric}); give one threshold per metric (use limit/marginal for a band)"))
+            continue
+        seen_metrics[th.metric] = key
+        thresholds.append(th)
+    return errs, thresholds, factor, timeout
+
+
+# A schema error in one field makes checks that read it meaningless: these are
+# the checks (by path prefix) each field feeds.
+_DEPENDS = {
+    "direction": ("decimation", "interpolation"),
+    "decimation": ("interpolation",),
+    "interpolation": ("decimation",),
+    "format": ("transport",),
+    "channels": ("transport",),
+    "transport": ("transport",),
+    "master_clock": (),
+    "duration": ("timeout",),
+    "warmup": ("timeout",),
+}
+_PLACEHOLDERS = {"name": "?", "device": "?", "direction": "loopback", "master_clock": "1 GHz",
+                 "duration": "1 s", "transport": {"kind": "udp"}}
+
+
+def _semantic_after_repair(data: dict, schema_errs: list[Err]) -> list[Err]:
+    """Semantic errors of the fields the schema accepted, so a file's errors come all at once.
+
+    Fields that failed the schema are replaced by defaults or placeholders; checks that
+    depend on a replaced field are not reported (they would describe the placeholder).
+    """
+    repaired = copy.deepcopy(data)
+    suppressed: set[str] = set()
+    for loc, _ in schema_errs:
+        if not loc:
+            return []
+        top = str(loc[0])
+        suppressed.add(top)
+        suppressed.update(_DEPENDS.get(top, ()))
+        if len(loc) == 1 and top not in CaseModel.model_fields:
+            # An unknown key that is a typo of a field: don't also report that field as missing.
+            for close in difflib.get_close_matches(top, list(CaseModel.model_fields), n=1, cutoff=0.6):
+                suppressed.add(close)
+                suppressed.update(_DEPENDS.get(close, ()))
+        if len(loc) >= 2 and isinstance(repaired.get(top), dict) and top in ("transport", "faults"):
+            repaired[top].pop(loc[1], None)
+        else:
+            repaired.pop(top, None)
+    for key, value in _PLACEHOLDERS.items():
+        if key not in repaired:
+            repaired[key] = copy.deepcopy(value)
+    if not isinstance(repaired.get("transport"), dict) or "kind" not in repaired["transport"]:
+        repaired["transport"] = {"kind": "udp"}
+        suppressed.add("transport")
+    try:
+        m = CaseModel.model_validate(repaired)
+    except ValidationError:
+        return []
+    errs, _, _, _ = _semantic(m)
+    return [(path, msg) for path, msg in errs if str(path[0]) not in suppressed]
+
+
+
+def _sweep(file: str, node: CommentedMap, raw: Any) -> tuple[list[tuple[str, list, int]], list[ConfigIssue]]:
+    """Validated sweep axes: (canonical dotted key, values, line)."""
+    issues: list[ConfigIssue] = []
+    axes: list[tuple[str, list, int]] = []
+    if raw is None:
+        return axes, issues
+    if not isinstance(raw, dict) or not raw:
+        return axes, [ConfigIssue(file, line_of(node, ("sweep",)), "sweep",
+                                  "sweep must be a mapping of case field to a list of values, "
+                                  "e.g. {decimation: [20, 10], transport.frame_bytes: [1400, 8000]}")]
+    for key, values in raw.items():
+        kline = line_of(node, ("sweep", key))
+        field = f"sweep.{key}"
+        canonical = "transport.frame_bytes" if key == "transport.frame_size" else str(key)
+        if key not in SWEEP_KEYS:
+            close = difflib.get_close_matches(str(key), SWEEP_KEYS, n=1, cutoff=0.6)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            issues.append(ConfigIssue(file, kline, field, f"'{key}' is not a case field a sweep can vary; "
+                                      f"{hint}sweepable: {', '.join(SWEEP_KEYS)}"))
+        elif not isinstance(values, list) or not values:
+            issues.append(ConfigIssue(file, kline, field, "needs a non-empty list of values, e.g. [20, 10, 4]"))
+        elif any(isinstance(v, (dict, list)) for v in values):
+            issues.append(ConfigIssue(file, kline, field, "sweep values must be plain values (numbers or strings)"))
+        elif len({repr(v) for v in values}) != len(values):
+            dup = sorted({_fmt_value(v) for v in values if values.count(v) > 1})
+            issues.append(ConfigIssue(file, kline, field, f"value(s) {', '.join(dup)} listed twice; "
+                                      "each sweep point must be distinct"))
+        elif any(a[0] == canonical for a in axes):
+            issues.append(ConfigIssue(file, kline, field, f"{canonical} is swept twice (frame_size is an alias "
+                                      "of frame_bytes)"))
+        else:
+            axes.append((canonical, list(values), kline))
+    return axes, issues
+
+
+def _expand_case(file: str, node: CommentedMap) -> tuple[list[Case], list[ConfigIssue]]:
+    plain = to_plain(node)
+    case_line = line_of(node, ()) if node else 1
+    issues: list[ConfigIssue] = []
+    tr = plain.get("transport")
+    if isinstance(tr, dict) and "frame_size" in tr:
+        if "frame_bytes" in tr:
+            issues.append(ConfigIssue(file, line_of(node, ("transport", "frame_size")), "transport.frame_size",
+                                      "give frame_bytes or its alias frame_size, not both"))
+            tr.pop("frame_size")
+        else:
+            tr["frame_bytes"] = tr.pop("frame_size")
+    axes, sweep_issues = _sweep(file, node, plain.pop("sweep", None))
+    issues += sweep_issues
+    keys = [a[0] for a in axes]
+    key_line = {a[0]: a[2] for a in axes}
+    sweep_line = line_of(node, ("sweep",))
+    points = [dict(zip(keys, combo)) for combo in itertools.product(*(a[1] for a in axes))] or [{}]
+
+    results: list[tuple[dict, Case | None, list[Err]]] = []
+    for point in points:
+        data = copy.deepcopy(plain)
+        for k, v in point.items():
+            _set_dotted(data, k, v)
+        case, errs = _resolve(data, file, case_line, point)
+        results.append((point, case, errs))
+
+    # An error every point shares is the base case's error: say it once, at its own line.
+    # One only some points have is a bad combination: name the point and the sweep line.
+    counts: dict[tuple, int] = {}
+    for _, _, errs in results:
+        for path, msg in dict.fromkeys(errs):
+            counts[(path, msg)] = counts.get((path, msg), 0) + 1
+    reported: set[tuple] = set()
+    for point, _, errs in results:
+        for path, msg in errs:
+            field = dotted(path)
+            swept = next((k for k in keys if field == k or field.startswith(k + ".")), None)
+            own_line = line_of(node, path, _ALIASES)
+            if counts[(path, msg)] == len(points):
+                if (path, msg) in reported:
+                    continue
+                reported.add((path, msg))
+                line = key_line[swept] if swept and len(points) > 1 else own_line
+                issues.append(ConfigIssue(file, line, field, msg))
+            else:
+                label = ", ".join(f"{k}={_fmt_value(v)}" for k, v in point.items())
+                line = key_line[swept] if swept else sweep_line
+                where = "" if swept or own_line == line else f" ({field} is at line {own_line})"
+                issues.append(ConfigIssue(file, line, field, f"sweep point [{label}]: {msg}{where}"))
+    if issues:
+        return [], issues
+    return [c for _, c, _ in results if c is not None], []
+
+
+def load_file(path: str | Path) -> tuple[list[Case], list[ConfigIssue]]:
+    """All cases of one file, or no case and every issue of the file."""
+    file = str(path)
+    src, issues = load_yaml(path)
+    if src is None:
+        return [], issues
+    nodes, issues = _case_nodes(file, src.tree)
+    cases: list[Case] = []
+    for node in nodes:
+        got, node_issues = _expand_case(file, node)
+        cases += got
+        issues += node_issues
+    if issues:
+        return [], sorted(issues, key=lambda i: (i.line or 0, i.field))
+    return cases, []
+
+
+# ----------------------------------------------------------------------------- public API
+
+def validate_paths(paths: Sequence[str | Path] | str | Path) -> tuple[list[Case], list[ConfigIssue]]:
+    """Every case of every file, and every issue (across files) instead of raising."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files, issues = find_case_files(paths)
+    per_file: list[tuple[str, list[Case], list[ConfigIssue]]] = []
+    for f in files:
+        cases, file_issues = load_file(f)
+        per_file.append((str(f), cases, file_issues))
+    # Robot runs cases by name, results are keyed by it: a test name must be unique.
+    first: dict[str, Case] = {}
+    for i, (file, cases, file_issues) in enumerate(per_file):
+        dups = []
+        for c in cases:
+            prev = first.get(c.test_name)
+            if prev is not None:
+                dups.append(ConfigIssue(file, c.source_line, "name",
+                                        f"test name {c.test_name!r} is already used at {prev.location}; "
+                                        "every case and sweep point needs a unique name"))
+            else:
+                first[c.test_name] = c
+        if dups:
+            # dict.fromkeys: one issue per duplicated name even if several points clash.
+            per_file[i] = (file, [], list(dict.fromkeys(dups)))
+    all_cases: list[Case] = []
+    for _, cases, file_issues in per_file:
+        all_cases += cases
+        issues += file_issues
+    return all_cases, issues
+
+
+def load_cases(paths: Sequence[str | Path] | str | Path) -> list[Case]:
+    """Every case (sweeps expanded) of the files/directories; ConfigError with all issues if any."""
+    cases, issues = validate_paths(paths)
+    if issues:
+        raise ConfigError(issues)
+    return cases
+
+
+def validate_command(paths: Sequence[str], out=None) -> int:
+    """`hilrig validate`: print every issue as file:line: field: message; 0 if clean, 2 if not."""
+    out = out or sys.stdout
+    if not paths:
+        paths = ["testcases"]
+    cases, issues = validate_paths(list(paths))
+    for issue in issues:
+        print(str(issue), file=out)
+    if issues:
+        files = len({i.file for i in issues})
+        print(f"FAILED: {len(issues)} problem(s) in {files} file(s); nothing will run until they are fixed",
+              file=out)
+        return ConfigError.exit_code
+    defs = {(c.source_file, c.source_line) for c in cases}
+    swept = [c for c in cases if c.sweep_point]
+    sweeps = {(c.source_file, c.source_line) for c in swept}
+    files = {c.source_file for c in cases}
+    print(f"OK: {len(files)} file(s), {len(defs)} case(s), {len(sweeps)} sweep(s) with {len(swept)} point(s), "
+          f"{len(cases)} run(s) in total", file=out)
+    for c in cases:
+        print(f"  {c.test_name}: {c.direction} {c.transport.kind} {format_quantity(c.rate_sps, 'rate')} "
+              f"x{c.channels} frame {c.transport.frame_bytes} B, {c.duration_s:g} s  ({c.location})", file=out)
+    return 0

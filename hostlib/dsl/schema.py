@@ -1,0 +1,112 @@
+"""The structural schema of one YAML case (pydantic v2). Semantic checks live in loader.py.
+
+Unit-bearing fields are parsed by hostlib.units inside the model, so a wrong
+unit is reported by the same machinery (and at the same line) as a wrong type.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from hostlib.units import UnitError, parse_quantity
+
+__all__ = ["CaseModel", "FaultsModel", "TransportModel", "SWEEP_KEYS", "quantity", "int_quantity"]
+
+
+def quantity(dimension: str, *, require_unit: bool = False, minimum: float | None = None,
+             exclusive: bool = False, what: str = "") -> BeforeValidator:
+    """A float field written with units of `dimension`, with an optional lower bound."""
+
+    def parse(value: Any) -> float:
+        number = parse_quantity(value, dimension, require_unit=require_unit)
+        if minimum is not None and (number < minimum or (exclusive and number == minimum)):
+            rel = "greater than" if exclusive else "at least"
+            raise UnitError(f"{value!r} must be {rel} {minimum:g}{what}")
+        return number
+
+    return BeforeValidator(parse)
+
+
+def int_quantity(dimension: str, *, minimum: int | None = None, maximum: int | None = None) -> BeforeValidator:
+    """An integer field that may carry a unit ('8 KiB' for bytes)."""
+
+    def parse(value: Any) -> int:
+        if isinstance(value, float) and not value.is_integer():
+            raise UnitError(f"{value!r} must be a whole number")
+        number = parse_quantity(value, dimension)
+        if not float(number).is_integer():
+            raise UnitError(f"{value!r} is {number:g}, not a whole number")
+        n = int(number)
+        if minimum is not None and n < minimum:
+            raise UnitError(f"{value!r} must be at least {minimum}")
+        if maximum is not None and n > maximum:
+            raise UnitError(f"{value!r} must be at most {maximum}")
+        return n
+
+    return BeforeValidator(parse)
+
+
+_Strict = ConfigDict(extra="forbid", strict=False, str_strip_whitespace=True)
+NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True), Field(strict=True)]
+# Strict ints: YAML `true` or "4" for a count is a mistake worth reporting.
+Count1 = Annotated[int, Field(strict=True, ge=1)]
+Count0 = Annotated[int, Field(strict=True, ge=0)]
+
+
+class TransportModel(BaseModel):
+    model_config = _Strict
+    kind: Literal["udp", "shm"]
+    frame_bytes: Annotated[int, int_quantity("size", minimum=1)] = 8000
+    # udp knobs
+    host: NonEmpty | None = None
+    port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
+    socket_buffer: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    # shm knobs
+    slots: Annotated[int, Field(strict=True, ge=2, le=65536)] | None = None
+
+
+class FaultsModel(BaseModel):
+    model_config = _Strict
+    seed: Count0 = 1
+    drop_frames: Count0 = 0
+    corrupt_samples: Count0 = 0
+    duplicate_frames: Count0 = 0
+    reorder_frames: Count0 = 0
+
+
+class CaseModel(BaseModel):
+    model_config = _Strict
+    name: NonEmpty
+    description: str | None = None
+    device: NonEmpty
+    direction: Literal["rx", "tx", "loopback"]
+    channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
+    format: Literal["sc16", "sc8"] = "sc16"
+    master_clock: Annotated[float, quantity("frequency", require_unit=True, minimum=0, exclusive=True)]
+    decimation: Count1 | None = None
+    interpolation: Count1 | None = None
+    transport: TransportModel
+    duration: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")]
+    warmup: Annotated[float, quantity("time", minimum=0, what=" s")] = 0.0
+    pattern: Literal["counter"] = "counter"
+    thresholds: dict[str, Any] = Field(default_factory=dict)
+    tags: list[NonEmpty] = Field(default_factory=list)
+    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")] | None = None
+    faults: FaultsModel = Field(default_factory=FaultsModel)
+    fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
+
+
+def _sweep_keys() -> list[str]:
+    keys = []
+    for name in CaseModel.model_fields:
+        if name in ("name", "description", "thresholds", "tags", "transport", "faults"):
+            continue
+        keys.append(name)
+    keys += [f"transport.{k}" for k in TransportModel.model_fields] + ["transport.frame_size"]
+    keys += [f"faults.{k}" for k in FaultsModel.model_fields]
+    return keys
+
+
+# Case fields a sweep may vary (dotted for nested ones).
+SWEEP_KEYS: list[str] = _sweep_keys()

@@ -1,0 +1,50 @@
+// Per-frame receive accounting shared by the host RxStream and the simulator's TX
+// side: sequence (gaps, duplicates, reordering), pattern, latency, gaps in time.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "hilrig/frame.hpp"
+#include "hilrig/histogram.hpp"
+
+namespace hilrig {
+
+// Counters written by one thread, read by any (relaxed atomics; snapshot on demand).
+struct RxCounters {
+  using C = std::atomic<std::uint64_t>;
+  C frames_received{0}, samples_received{0}, payload_bytes_received{0};
+  C seq_errors{0}, missing_frames{0}, dropped_samples{0}, duplicate_frames{0}, reordered_frames{0};
+  C malformed_frames{0}, overruns{0}, pattern_errors{0}, timeouts{0};
+  C first_frame_ns{0}, last_frame_ns{0}, longest_gap_ns{0};
+  std::atomic<bool> eob_received{false};
+  LatencyHistogram latency;
+};
+
+class RxChecker {
+ public:
+  explicit RxChecker(RxCounters& c, std::size_t seen_window = 1u << 16) : c_(c), seen_(seen_window, kNone) {}
+
+  // Accounts one received datagram/slot. now_ns = arrival time. Returns the decoded
+  // header in *h (valid only when the return is true).
+  bool on_frame(const std::uint8_t* frame, std::size_t len, std::uint64_t now_ns, FrameHeader* h);
+  void on_timeout() { bump(c_.timeouts); }
+
+ private:
+  static constexpr std::uint64_t kNone = ~std::uint64_t(0);
+  static void bump(std::atomic<std::uint64_t>& a, std::uint64_t d = 1) {
+    a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+  }
+  static void drop(std::atomic<std::uint64_t>& a, std::uint64_t d) {
+    std::uint64_t v = a.load(std::memory_order_relaxed);
+    a.store(v >= d ? v - d : 0, std::memory_order_relaxed);
+  }
+
+  RxCounters& c_;
+  std::vector<std::uint64_t> seen_;  // seen_[seq % N] == seq when seq was received
+  std::uint64_t expected_seq_ = 0;
+  std::uint64_t expected_tick_ = 0;
+  bool any_ = false;
+};
+
+}  // namespace hilrig

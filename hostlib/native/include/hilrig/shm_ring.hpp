@@ -1,0 +1,67 @@
+// Single-producer single-consumer ring of fixed-size slots in a memfd.
+//
+// The creator makes an anonymous memfd (mode 0600; it vanishes with the last fd or
+// mapping, so a killed process never leaves anything in /dev/shm); the other process
+// opens "/proc/<creator pid>/fd/<n>". Head (producer) and tail (consumer) live on
+// their own 64-byte cache lines; each side caches the other's index and re-reads it
+// only when the cached value says full/empty. Frames are written and checked in
+// place in the slot. An idle side sleeps on a shared futex with a short timeout
+// (so stop flags are seen), never a forever busy-spin.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace hilrig {
+
+class ShmRing {
+ public:
+  static constexpr std::uint64_t kMagic = 0x474e495247494c48ull;  // "HLIGRING"
+  static constexpr std::size_t kSlotHeaderBytes = 64;           // u32 length + pad (keeps frames 64-aligned)
+
+  ShmRing() = default;
+  ~ShmRing();
+  ShmRing(const ShmRing&) = delete;
+  ShmRing& operator=(const ShmRing&) = delete;
+
+  // Creates a ring; slot_bytes is the largest frame it carries. Throws std::runtime_error.
+  static ShmRing* create(std::uint32_t slot_count, std::uint32_t slot_bytes);
+  // Opens a ring created by another process (or this one) by its /proc path.
+  static ShmRing* open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  std::uint32_t slot_count() const;
+  std::uint32_t slot_bytes() const;  // max frame bytes per slot
+  void close();
+  bool is_open() const { return base_ != nullptr; }
+
+  // Producer. acquire() returns a slot to write up to slot_bytes() into, or nullptr
+  // when the ring is full; publish(len) makes it visible and wakes a sleeping consumer.
+  std::uint8_t* acquire();
+  void publish(std::uint32_t len);
+  // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
+  std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
+
+  // Consumer. peek() returns the oldest frame (and its length) or nullptr when empty;
+  // release() frees it.
+  const std::uint8_t* peek(std::uint32_t* len);
+  void release();
+  // Blocks up to timeout_ns for a frame (futex); nullptr on timeout.
+  const std::uint8_t* peek_wait(std::uint32_t* len, std::uint64_t timeout_ns);
+
+ private:
+  struct Header;
+  Header* hdr() const { return reinterpret_cast<Header*>(base_); }
+  std::uint8_t* slot(std::uint64_t index) const;
+  void map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes);
+
+  int fd_ = -1;
+  void* base_ = nullptr;
+  std::size_t map_bytes_ = 0;
+  std::string path_;
+  std::uint64_t local_head_ = 0, cached_tail_ = 0;  // producer side
+  std::uint64_t local_tail_ = 0, cached_head_ = 0;  // consumer side
+};
+
+}  // namespace hilrig

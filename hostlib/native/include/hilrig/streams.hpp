@@ -1,0 +1,68 @@
+// Host-side streams: RxStream (receiver + checker) and TxStream (paced pattern sender),
+// each on its own thread; stats() is safe to call while running.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "hilrig/config.hpp"
+#include "hilrig/rx_check.hpp"
+#include "hilrig/shm_ring.hpp"
+#include "hilrig/udp.hpp"
+
+namespace hilrig {
+
+// A receive wait longer than this with no frame, mid-stream, counts one timeout.
+inline constexpr std::uint64_t kRecvTimeoutNs = 100'000'000;
+
+class RxStream {
+ public:
+  explicit RxStream(const StreamConfig& cfg);  // binds the socket / creates or opens the ring
+  ~RxStream();
+  nlohmann::json endpoint() const;
+  void start();
+  void stop();  // idempotent
+  nlohmann::json stats() const;
+  bool running() const { return thread_.joinable(); }
+
+ private:
+  void run_udp();
+  void run_shm();
+  StreamConfig cfg_;
+  UdpSocket sock_;
+  std::unique_ptr<ShmRing> ring_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  RxCounters c_;
+  std::string error_;
+};
+
+struct TxCounters {
+  using C = std::atomic<std::uint64_t>;
+  C frames_sent{0}, samples_sent{0}, payload_bytes_sent{0}, send_errors{0}, start_ns{0}, last_send_ns{0};
+};
+
+class TxStream {
+ public:
+  // cfg.transport is the destination (the simulator's endpoint, key "dest" in Python).
+  explicit TxStream(const StreamConfig& cfg);
+  ~TxStream();
+  void start();
+  void stop();  // sends a last frame with EOB, joins; idempotent
+  nlohmann::json stats() const;
+
+ private:
+  void run();
+  bool send_one(std::uint64_t seq, std::uint8_t flags, std::uint8_t* scratch, std::uint64_t timeout_ns);
+  StreamConfig cfg_;
+  UdpSocket sock_;
+  std::unique_ptr<ShmRing> ring_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  TxCounters c_;
+};
+
+}  // namespace hilrig

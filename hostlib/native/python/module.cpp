@@ -1,0 +1,179 @@
+// hostlib._native: the Python face of hilrig_core. Every per-sample loop runs in C++;
+// blocking calls release the GIL.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <stdexcept>
+
+#include "hilrig/config.hpp"
+#include "hilrig/crc32c.hpp"
+#include "hilrig/frame.hpp"
+#include "hilrig/pattern.hpp"
+#include "hilrig/shm_ring.hpp"
+#include "hilrig/streams.hpp"
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace {
+
+// Python objects <-> JSON through the json module: one config parser (C++) for the
+// host and the simulator.
+json to_json(const py::object& o) {
+  auto dumps = py::module_::import("json").attr("dumps");
+  return json::parse(py::cast<std::string>(dumps(o)));
+}
+py::object from_json(const json& j) {
+  auto loads = py::module_::import("json").attr("loads");
+  return loads(j.dump());
+}
+
+hilrig::StreamConfig config_from(const py::dict& d, bool tx) {
+  json j = to_json(d);
+  if (tx) {
+    if (!j.contains("dest")) throw std::invalid_argument("TxStream config: key \"dest\" (the simulator's endpoint) is missing");
+    json dest = j["dest"];
+    // The destination inherits the socket buffer request from "transport" if given.
+    if (j.contains("transport") && j["transport"].is_object() && j["transport"].contains("socket_buffer_bytes") &&
+        !dest.contains("socket_buffer_bytes"))
+      dest["socket_buffer_bytes"] = j["transport"]["socket_buffer_bytes"];
+    j["transport"] = dest;
+  }
+  return hilrig::parse_stream_config(j);
+}
+
+std::uint8_t get_u8(const py::dict& h, const char* k, std::uint64_t dflt, std::uint64_t max) {
+  if (!h.contains(k)) return std::uint8_t(dflt);
+  auto v = py::cast<std::uint64_t>(h[k]);
+  if (v > max) throw std::invalid_argument(std::string("header.") + k + " out of range");
+  return std::uint8_t(v);
+}
+std::uint64_t get_u(const py::dict& h, const char* k, std::uint64_t dflt, std::uint64_t max) {
+  if (!h.contains(k)) return dflt;
+  auto v = py::cast<std::uint64_t>(h[k]);
+  if (v > max) throw std::invalid_argument(std::string("header.") + k + " out of range");
+  return v;
+}
+
+hilrig::SampleFormat fmt_of(const std::string& s) { return hilrig::parse_sample_format(s); }
+
+std::string_view view(const py::buffer& b, py::buffer_info& info) {
+  info = b.request();
+  return {static_cast<const char*>(info.ptr), std::size_t(info.size * info.itemsize)};
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "hilrig native core: frames, pattern, transports, streams";
+  m.attr("FRAME_HEADER_BYTES") = py::int_(hilrig::kFrameHeaderBytes);
+
+  m.def(
+      "encode_frame",
+      [](const py::dict& h, const py::bytes& payload) {
+        hilrig::FrameHeader fh;
+        fh.magic = std::uint16_t(get_u(h, "magic", hilrig::kFrameMagic, 0xFFFF));
+        fh.version = get_u8(h, "version", hilrig::kFrameVersion, 0xFF);
+        fh.flags = get_u8(h, "flags", 0, 0xFF);
+        fh.stream_id = std::uint16_t(get_u(h, "stream_id", 0, 0xFFFF));
+        fh.sample_format = get_u8(h, "sample_format", 1, 0xFF);
+        fh.channels = get_u8(h, "channels", 1, 0xFF);
+        fh.seq = get_u(h, "seq", 0, ~0ull);
+        fh.sample_tick = get_u(h, "sample_tick", 0, ~0ull);
+        fh.send_time_ns = get_u(h, "send_time_ns", 0, ~0ull);
+        fh.reserved = get_u(h, "reserved", 0, ~0ull);
+        std::string p = payload;
+        auto out = hilrig::encode_frame(fh, reinterpret_cast<const std::uint8_t*>(p.data()), p.size());
+        return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+      },
+      py::arg("header"), py::arg("payload"),
+      "Frame bytes for a header dict (field names of docs/frame-format.md) and payload; payload_bytes and "
+      "crc32c (when flags has CRC_VALID) are computed.");
+
+  m.def(
+      "decode_frame",
+      [](const py::buffer& frame) {
+        py::buffer_info info;
+        auto v = view(frame, info);
+        hilrig::FrameHeader h;
+        if (const char* err = hilrig::validate_frame(reinterpret_cast<const std::uint8_t*>(v.data()), v.size(), h))
+          throw py::value_error(std::string("decode_frame: ") + err);
+        py::dict d;
+        d["magic"] = h.magic;
+        d["version"] = h.version;
+        d["flags"] = h.flags;
+        d["stream_id"] = h.stream_id;
+        d["sample_format"] = h.sample_format;
+        d["channels"] = h.channels;
+        d["payload_bytes"] = h.payload_bytes;
+        d["crc32c"] = h.crc32c;
+        d["seq"] = h.seq;
+        d["sample_tick"] = h.sample_tick;
+        d["send_time_ns"] = h.send_time_ns;
+        d["reserved"] = h.reserved;
+        return py::make_tuple(d, py::bytes(v.data() + hilrig::kFrameHeaderBytes, h.payload_bytes));
+      },
+      py::arg("frame"), "(header dict, payload bytes); ValueError naming the broken field when malformed.");
+
+  m.def(
+      "crc32c",
+      [](const py::buffer& data) {
+        py::buffer_info info;
+        auto v = view(data, info);
+        return hilrig::crc32c(v.data(), v.size());
+      },
+      py::arg("data"));
+
+  m.def(
+      "pattern_fill",
+      [](std::uint64_t first_word, std::size_t n_words, const std::string& fmt) {
+        auto f = fmt_of(fmt);
+        std::string out(n_words * hilrig::bytes_per_sample(f), '\0');
+        hilrig::pattern_fill(first_word, out.data(), n_words, f);
+        return py::bytes(out);
+      },
+      py::arg("first_word"), py::arg("n_words"), py::arg("sample_format") = "sc16");
+
+  m.def(
+      "pattern_check",
+      [](std::uint64_t first_word, const py::buffer& payload, const std::string& fmt) {
+        auto f = fmt_of(fmt);
+        py::buffer_info info;
+        auto v = view(payload, info);
+        if (v.size() % hilrig::bytes_per_sample(f))
+          throw py::value_error("pattern_check: payload length " + std::to_string(v.size()) + " is not a multiple of the " +
+                                fmt + " word size");
+        py::gil_scoped_release nogil;
+        return hilrig::pattern_check(first_word, v.data(), v.size() / hilrig::bytes_per_sample(f), f);
+      },
+      py::arg("first_word"), py::arg("payload"), py::arg("sample_format") = "sc16",
+      "Number of words that differ from the counter pattern starting at first_word.");
+
+  py::class_<hilrig::ShmRing, std::unique_ptr<hilrig::ShmRing>>(m, "ShmRing")
+      .def_static(
+          "create", [](std::uint32_t slot_count, std::uint32_t slot_bytes) { return std::unique_ptr<hilrig::ShmRing>(hilrig::ShmRing::create(slot_count, slot_bytes)); },
+          py::arg("slot_count"), py::arg("slot_bytes"))
+      .def_property_readonly("path", &hilrig::ShmRing::path)
+      .def_property_readonly("slot_count", &hilrig::ShmRing::slot_count)
+      .def_property_readonly("slot_bytes", &hilrig::ShmRing::slot_bytes)
+      .def("close", &hilrig::ShmRing::close)
+      .def("__enter__", [](hilrig::ShmRing& r) -> hilrig::ShmRing& { return r; }, py::return_value_policy::reference)
+      .def("__exit__", [](hilrig::ShmRing& r, py::args) { r.close(); });
+
+  py::class_<hilrig::RxStream>(m, "RxStream")
+      .def(py::init([](const py::dict& config) { return std::make_unique<hilrig::RxStream>(config_from(config, false)); }),
+           py::arg("config"))
+      .def("endpoint", [](const hilrig::RxStream& s) { return from_json(s.endpoint()); })
+      .def("start", &hilrig::RxStream::start, py::call_guard<py::gil_scoped_release>())
+      .def("stop", &hilrig::RxStream::stop, py::call_guard<py::gil_scoped_release>())
+      .def("stats", [](const hilrig::RxStream& s) { return from_json(s.stats()); })
+      .def_property_readonly("running", &hilrig::RxStream::running);
+
+  py::class_<hilrig::TxStream>(m, "TxStream")
+      .def(py::init([](const py::dict& config) { return std::make_unique<hilrig::TxStream>(config_from(config, true)); }),
+           py::arg("config"))
+      .def("start", &hilrig::TxStream::start, py::call_guard<py::gil_scoped_release>())
+      .def("stop", &hilrig::TxStream::stop, py::call_guard<py::gil_scoped_release>())
+      .def("stats", [](const hilrig::TxStream& s) { return from_json(s.stats()); });
+}

@@ -1,0 +1,64 @@
+// hilrig-sim: a simulated SDR device in its own process, controlled by JSON lines on
+// stdin/stdout (one request line -> one response line). It exits when stdin closes
+// and, via PR_SET_PDEATHSIG, when its parent dies, so it never outlives the rig.
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "hilrig/sim_device.hpp"
+
+#ifndef HILRIG_VERSION
+#define HILRIG_VERSION "0.1.0"
+#endif
+
+using nlohmann::json;
+
+static json handle(hilrig::SimDevice& dev, const json& req, bool& quit) {
+  if (!req.is_object() || !req.contains("cmd") || !req["cmd"].is_string())
+    return {{"ok", false}, {"error", "request must be a JSON object with a string \"cmd\""}};
+  const std::string cmd = req["cmd"];
+  if (cmd == "hello") return {{"ok", true}, {"name", "hilrig-sim"}, {"version", HILRIG_VERSION}, {"pid", getpid()}};
+  if (cmd == "configure") return {{"ok", true}, {"endpoint", dev.configure(req)}};
+  if (cmd == "start") {
+    dev.start();
+    return {{"ok", true}};
+  }
+  if (cmd == "stats") return {{"ok", true}, {"stats", dev.stats()}};
+  if (cmd == "stop") return {{"ok", true}, {"stats", dev.stop()}};
+  if (cmd == "quit") {
+    dev.stop();
+    quit = true;
+    return {{"ok", true}};
+  }
+  return {{"ok", false}, {"error", "unknown cmd \"" + cmd + "\" (allowed: hello, configure, start, stats, stop, quit)"}};
+}
+
+int main() {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) return 1;  // the parent died before prctl took effect
+  signal(SIGPIPE, SIG_IGN);
+  std::ios::sync_with_stdio(false);
+  hilrig::SimDevice dev;
+  std::string line;
+  bool quit = false;
+  while (!quit && std::getline(std::cin, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    json resp;
+    try {
+      resp = handle(dev, json::parse(line), quit);
+    } catch (const json::parse_error& e) {
+      resp = {{"ok", false}, {"error", std::string("hilrig-sim: request is not valid JSON: ") + e.what()}};
+    } catch (const std::exception& e) {
+      resp = {{"ok", false}, {"error", std::string("hilrig-sim: ") + e.what()}};
+    }
+    std::cout << resp.dump() << '\n' << std::flush;
+  }
+  dev.stop();  // stdin EOF: stop streaming (RX sends EOB) and exit
+  return 0;
+}

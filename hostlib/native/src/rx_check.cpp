@@ -1,0 +1,64 @@
+#include "hilrig/rx_check.hpp"
+
+#include "hilrig/pattern.hpp"
+
+namespace hilrig {
+
+bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64_t now, FrameHeader* out) {
+  FrameHeader h;
+  if (validate_frame(frame, len, h) != nullptr) {
+    bump(c_.malformed_frames);
+    return false;
+  }
+  *out = h;
+  const auto fmt = SampleFormat(h.sample_format);
+  const std::uint64_t words = h.payload_bytes / bytes_per_sample(fmt);
+  const std::uint64_t samples = words / h.channels;  // per-channel samples (ticks)
+
+  bump(c_.frames_received);
+  if (!any_) {
+    c_.first_frame_ns.store(now, std::memory_order_relaxed);
+    any_ = true;
+  } else {
+    std::uint64_t last = c_.last_frame_ns.load(std::memory_order_relaxed);
+    if (now > last && now - last > c_.longest_gap_ns.load(std::memory_order_relaxed))
+      c_.longest_gap_ns.store(now - last, std::memory_order_relaxed);
+  }
+  c_.last_frame_ns.store(now, std::memory_order_relaxed);
+  if (h.flags & kFlagOverflowBefore) bump(c_.overruns);
+  if (h.flags & kFlagEOB) c_.eob_received.store(true, std::memory_order_relaxed);
+  if (h.send_time_ns) c_.latency.record(now > h.send_time_ns ? now - h.send_time_ns : 0);
+
+  std::uint64_t& slot = seen_[h.seq % seen_.size()];
+  bool counts_samples = true;
+  if (h.seq >= expected_seq_) {
+    if (h.seq > expected_seq_) {
+      bump(c_.seq_errors);
+      bump(c_.missing_frames, h.seq - expected_seq_);
+      if (h.sample_tick > expected_tick_) bump(c_.dropped_samples, h.sample_tick - expected_tick_);
+    }
+    expected_seq_ = h.seq + 1;
+    expected_tick_ = h.sample_tick + samples;
+    slot = h.seq;
+  } else if (slot == h.seq) {
+    bump(c_.duplicate_frames);
+    counts_samples = false;  // the samples were already counted once
+  } else {
+    // Late frame of a gap counted earlier: it was not missing after all.
+    bump(c_.reordered_frames);
+    if (expected_seq_ - h.seq < seen_.size()) {
+      drop(c_.missing_frames, 1);
+      drop(c_.dropped_samples, samples);
+    }
+    slot = h.seq;
+  }
+  if (counts_samples) {
+    bump(c_.samples_received, samples);
+    bump(c_.payload_bytes_received, h.payload_bytes);
+  }
+  std::uint64_t errs = pattern_check(h.sample_tick * h.channels, frame + kFrameHeaderBytes, words, fmt);
+  if (errs) bump(c_.pattern_errors, errs);
+  return true;
+}
+
+}  // namespace hilrig

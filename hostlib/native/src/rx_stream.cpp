@@ -1,0 +1,119 @@
+#include "hilrig/streams.hpp"
+
+#include "hilrig/clock.hpp"
+
+namespace hilrig {
+
+RxStream::RxStream(const StreamConfig& cfg) : cfg_(cfg) {
+  if (cfg_.transport.kind == TransportKind::udp) {
+    sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
+  } else if (cfg_.transport.path.empty()) {
+    ring_.reset(ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes));
+  } else {
+    ring_.reset(ShmRing::open(cfg_.transport.path));
+  }
+}
+
+RxStream::~RxStream() { stop(); }
+
+nlohmann::json RxStream::endpoint() const {
+  if (ring_) return {{"kind", "shm"}, {"path", ring_->path()}, {"slots", ring_->slot_count()}};
+  return {{"kind", "udp"},
+          {"host", cfg_.transport.host},
+          {"port", sock_.local_port()},
+          {"socket_buffer_bytes", cfg_.transport.socket_buffer_bytes},
+          {"socket_buffer_bytes_granted", sock_.granted_rcvbuf()}};
+}
+
+void RxStream::start() {
+  if (thread_.joinable()) return;
+  stop_.store(false);
+  thread_ = std::thread([this] { ring_ ? run_shm() : run_udp(); });
+}
+
+void RxStream::stop() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+void RxStream::run_udp() {
+  RxChecker check(c_);
+  // One byte more than a whole frame so an oversized datagram shows up as MSG_TRUNC.
+  UdpRecvBatch batch(64, std::size_t(cfg_.frame_bytes) + 1);
+  std::uint64_t last_activity = now_ns();
+  FrameHeader h;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    int n = batch.recv(sock_.fd());
+    std::uint64_t now = now_ns();
+    if (n > 0) {
+      for (int i = 0; i < n; ++i) {
+        if (batch.truncated(unsigned(i))) {
+          c_.malformed_frames.store(c_.malformed_frames.load() + 1, std::memory_order_relaxed);
+          continue;
+        }
+        check.on_frame(batch.data(unsigned(i)), batch.len(unsigned(i)), now, &h);
+      }
+      last_activity = now;
+      continue;
+    }
+    if (now - last_activity >= kRecvTimeoutNs) {
+      if (c_.frames_received.load(std::memory_order_relaxed) && !c_.eob_received.load(std::memory_order_relaxed))
+        check.on_timeout();
+      last_activity = now;
+    }
+    sock_.wait_readable(20);  // bounded so stop() is seen within 20 ms
+  }
+}
+
+void RxStream::run_shm() {
+  RxChecker check(c_);
+  std::uint64_t last_activity = now_ns();
+  FrameHeader h;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    std::uint32_t len = 0;
+    const std::uint8_t* p = ring_->peek_wait(&len, 20'000'000);
+    std::uint64_t now = now_ns();
+    if (p) {
+      // Checked in place, then the slot goes back to the producer.
+      if (len > ring_->slot_bytes()) c_.malformed_frames.store(c_.malformed_frames.load() + 1, std::memory_order_relaxed);
+      else check.on_frame(p, len, now, &h);
+      ring_->release();
+      last_activity = now;
+      continue;
+    }
+    if (now - last_activity >= kRecvTimeoutNs) {
+      if (c_.frames_received.load(std::memory_order_relaxed) && !c_.eob_received.load(std::memory_order_relaxed))
+        check.on_timeout();
+      last_activity = now;
+    }
+  }
+}
+
+nlohmann::json RxStream::stats() const {
+  auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  return {
+      {"frames_received", g(c_.frames_received)},
+      {"samples_received", g(c_.samples_received)},
+      {"payload_bytes_received", g(c_.payload_bytes_received)},
+      {"seq_errors", g(c_.seq_errors)},
+      {"missing_frames", g(c_.missing_frames)},
+      {"dropped_samples", g(c_.dropped_samples)},
+      {"duplicate_frames", g(c_.duplicate_frames)},
+      {"reordered_frames", g(c_.reordered_frames)},
+      {"malformed_frames", g(c_.malformed_frames)},
+      {"overruns", g(c_.overruns)},
+      {"pattern_errors", g(c_.pattern_errors)},
+      {"timeouts", g(c_.timeouts)},
+      {"first_frame_ns", g(c_.first_frame_ns)},
+      {"last_frame_ns", g(c_.last_frame_ns)},
+      {"longest_gap_ns", g(c_.longest_gap_ns)},
+      {"latency_p50_ns", c_.latency.percentile(0.50)},
+      {"latency_p99_ns", c_.latency.percentile(0.99)},
+      {"latency_p999_ns", c_.latency.percentile(0.999)},
+      {"latency_max_ns", c_.latency.max()},
+      {"latency_count", c_.latency.count()},
+      {"eob_received", c_.eob_received.load(std::memory_order_relaxed)},
+  };
+}
+
+}  // namespace hilrig

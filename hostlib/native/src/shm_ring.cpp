@@ -1,0 +1,205 @@
+#include "hilrig/shm_ring.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "hilrig/clock.hpp"
+
+namespace hilrig {
+
+struct alignas(64) ShmRing::Header {
+  std::uint64_t magic;
+  std::uint32_t version;
+  std::uint32_t slot_count;
+  std::uint32_t slot_stride;  // kSlotHeaderBytes + slot_bytes rounded up to 64
+  std::uint32_t slot_bytes;
+  alignas(64) std::atomic<std::uint64_t> head;   // next slot the producer fills
+  std::atomic<std::uint32_t> head_futex;         // low 32 bits of head, futex word
+  std::atomic<std::uint32_t> consumer_waiting;
+  alignas(64) std::atomic<std::uint64_t> tail;   // next slot the consumer reads
+  std::atomic<std::uint32_t> tail_futex;
+  std::atomic<std::uint32_t> producer_waiting;
+  alignas(64) std::uint8_t pad[64];
+};
+static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free);
+
+namespace {
+constexpr std::size_t kHeaderBytes = 4096;
+static_assert(sizeof(ShmRing::kMagic) == 8);
+
+long futex(std::atomic<std::uint32_t>* addr, int op, std::uint32_t val, const timespec* ts) {
+  // Shared futex (no FUTEX_PRIVATE_FLAG): the two processes map the same memfd.
+  return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), op, val, ts, nullptr, 0);
+}
+void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::uint64_t timeout_ns) {
+  timespec ts{time_t(timeout_ns / 1000000000ull), long(timeout_ns % 1000000000ull)};
+  futex(addr, FUTEX_WAIT, expected, &ts);
+}
+void futex_wake(std::atomic<std::uint32_t>* addr) { futex(addr, FUTEX_WAKE, 1, nullptr); }
+}  // namespace
+
+ShmRing::~ShmRing() { close(); }
+
+void ShmRing::close() {
+  if (base_) munmap(base_, map_bytes_);
+  base_ = nullptr;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes) {
+  std::uint32_t stride = std::uint32_t(kSlotHeaderBytes + ((std::size_t(slot_bytes) + 63) / 64) * 64);
+  map_bytes_ = kHeaderBytes + std::size_t(slot_count) * stride;
+  if (init && ftruncate(fd, off_t(map_bytes_)) != 0)
+    throw std::runtime_error(std::string("shm ring: ftruncate failed: ") + std::strerror(errno));
+  base_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base_ == MAP_FAILED) {
+    base_ = nullptr;
+    throw std::runtime_error(std::string("shm ring: mmap failed: ") + std::strerror(errno));
+  }
+  fd_ = fd;
+  if (init) {
+    auto* h = new (base_) Header{};
+    h->magic = kMagic;
+    h->version = 1;
+    h->slot_count = slot_count;
+    h->slot_stride = stride;
+    h->slot_bytes = slot_bytes;
+  }
+}
+
+ShmRing* ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
+  if (slot_count < 2) throw std::invalid_argument("shm ring: slot_count must be >= 2");
+  if (slot_bytes < 48) throw std::invalid_argument("shm ring: slot_bytes must hold at least a 48-byte frame header");
+  // No MFD_CLOEXEC: a child process may inherit it; others open /proc/<pid>/fd/<n>.
+  int fd = memfd_create("hilrig-ring", 0);
+  if (fd < 0) throw std::runtime_error(std::string("shm ring: memfd_create failed: ") + std::strerror(errno));
+  fchmod(fd, 0600);
+  auto* r = new ShmRing();
+  try {
+    r->map(fd, true, slot_count, slot_bytes);
+  } catch (...) {
+    ::close(fd);
+    delete r;
+    throw;
+  }
+  r->path_ = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
+  return r;
+}
+
+ShmRing* ShmRing::open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("shm ring: cannot open '" + path + "': " + std::strerror(errno));
+  Header probe;
+  if (pread(fd, &probe, sizeof probe, 0) != ssize_t(sizeof probe) || probe.magic != kMagic) {
+    ::close(fd);
+    throw std::runtime_error("shm ring: '" + path + "' is not a hilrig ring (bad magic)");
+  }
+  auto* r = new ShmRing();
+  try {
+    r->map(fd, false, probe.slot_count, probe.slot_bytes);
+  } catch (...) {
+    ::close(fd);
+    delete r;
+    throw;
+  }
+  r->path_ = path;
+  r->local_head_ = r->cached_head_ = r->hdr()->head.load(std::memory_order_acquire);
+  r->local_tail_ = r->cached_tail_ = r->hdr()->tail.load(std::memory_order_acquire);
+  return r;
+}
+
+std::uint32_t ShmRing::slot_count() const { return hdr()->slot_count; }
+std::uint32_t ShmRing::slot_bytes() const { return hdr()->slot_bytes; }
+
+std::uint8_t* ShmRing::slot(std::uint64_t index) const {
+  return static_cast<std::uint8_t*>(base_) + kHeaderBytes + std::size_t(index % hdr()->slot_count) * hdr()->slot_stride;
+}
+
+std::uint8_t* ShmRing::acquire() {
+  Header* h = hdr();
+  if (local_head_ - cached_tail_ >= h->slot_count) {
+    cached_tail_ = h->tail.load(std::memory_order_acquire);
+    if (local_head_ - cached_tail_ >= h->slot_count) return nullptr;
+  }
+  return slot(local_head_) + kSlotHeaderBytes;
+}
+
+void ShmRing::publish(std::uint32_t len) {
+  Header* h = hdr();
+  std::memcpy(slot(local_head_), &len, sizeof len);
+  ++local_head_;
+  h->head.store(local_head_, std::memory_order_seq_cst);
+  h->head_futex.store(std::uint32_t(local_head_), std::memory_order_seq_cst);
+  if (h->consumer_waiting.load(std::memory_order_seq_cst)) futex_wake(&h->head_futex);
+}
+
+std::uint8_t* ShmRing::acquire_wait(std::uint64_t timeout_ns) {
+  if (auto* p = acquire()) return p;
+  Header* h = hdr();
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    std::uint32_t seen = h->tail_futex.load(std::memory_order_seq_cst);
+    h->producer_waiting.store(1, std::memory_order_seq_cst);
+    if (auto* p = acquire()) {
+      h->producer_waiting.store(0, std::memory_order_relaxed);
+      return p;
+    }
+    std::uint64_t now = now_ns();
+    if (now >= deadline) {
+      h->producer_waiting.store(0, std::memory_order_relaxed);
+      return nullptr;
+    }
+    futex_wait(&h->tail_futex, seen, std::min<std::uint64_t>(deadline - now, 10'000'000));
+  }
+}
+
+const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
+  Header* h = hdr();
+  if (local_tail_ == cached_head_) {
+    cached_head_ = h->head.load(std::memory_order_acquire);
+    if (local_tail_ == cached_head_) return nullptr;
+  }
+  const std::uint8_t* s = slot(local_tail_);
+  std::memcpy(len, s, sizeof *len);
+  return s + kSlotHeaderBytes;
+}
+
+void ShmRing::release() {
+  Header* h = hdr();
+  ++local_tail_;
+  h->tail.store(local_tail_, std::memory_order_seq_cst);
+  h->tail_futex.store(std::uint32_t(local_tail_), std::memory_order_seq_cst);
+  if (h->producer_waiting.load(std::memory_order_seq_cst)) futex_wake(&h->tail_futex);
+}
+
+const std::uint8_t* ShmRing::peek_wait(std::uint32_t* len, std::uint64_t timeout_ns) {
+  if (auto* p = peek(len)) return p;
+  Header* h = hdr();
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    std::uint32_t seen = h->head_futex.load(std::memory_order_seq_cst);
+    h->consumer_waiting.store(1, std::memory_order_seq_cst);
+    if (auto* p = peek(len)) {
+      h->consumer_waiting.store(0, std::memory_order_relaxed);
+      return p;
+    }
+    std::uint64_t now = now_ns();
+    if (now >= deadline) {
+      h->consumer_waiting.store(0, std::memory_order_relaxed);
+      return nullptr;
+    }
+    // Bounded wait: a wake lost to a dead peer costs at most 10 ms.
+    futex_wait(&h->head_futex, seen, std::min<std::uint64_t>(deadline - now, 10'000'000));
+  }
+}
+
+}  // namespace hilrig

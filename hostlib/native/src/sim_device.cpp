@@ -1,0 +1,538 @@
+#include "hilrig/sim_device.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+#include "hilrig/clock.hpp"
+#include "hilrig/framer.hpp"
+
+namespace hilrig {
+namespace {
+using nlohmann::json;
+void bump(std::atomic<std::uint64_t>& a, std::uint64_t d = 1) {
+  a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+}
+std::uint64_t fault_count(const json& f, const char* key) {
+  if (!f.contains(key)) return 0;
+  const json& v = f[key];
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 1000000)
+    throw std::invalid_argument(std::string("configure.faults.") + key + ": must be a whole number in [0, 1000000], got " + v.dump());
+  return v.get<std::uint64_t>();
+}
+}  // namespace
+
+FaultPlan FaultPlan::make(const FaultSpec& f, const StreamConfig& cfg) {
+  FaultPlan plan;
+  const std::uint32_t spf = cfg.samples_per_frame();
+  const std::uint64_t per_frame = std::min<std::uint64_t>(spf, 8);  // corrupted samples per corrupted frame
+  const std::uint64_t corrupt_frames = (f.corrupt_samples + per_frame - 1) / per_frame;
+  const std::uint64_t total = f.drop_frames + f.duplicate_frames + f.reorder_frames + corrupt_frames;
+  if (total == 0) return plan;
+  std::mt19937_64 rng(f.seed);
+  std::vector<std::uint64_t> pool(std::max<std::uint64_t>(2 * total, 32));
+  std::iota(pool.begin(), pool.end(), 0);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  std::size_t next = 0;
+  auto take = [&](Kind k) -> Entry& {
+    auto& e = plan.by_seq[16 + 4 * pool[next++]];
+    e.kind = k;
+    return e;
+  };
+  for (std::uint64_t i = 0; i < f.drop_frames; ++i) take(kDrop);
+  for (std::uint64_t i = 0; i < f.duplicate_frames; ++i) take(kDuplicate);
+  for (std::uint64_t i = 0; i < f.reorder_frames; ++i) take(kReorder);
+  std::uint64_t left = f.corrupt_samples;
+  std::vector<std::uint32_t> samples(spf);
+  const std::uint32_t width_mask = cfg.sample_format == SampleFormat::sc16 ? 0xFFFFFFFFu : 0xFFFFu;
+  for (std::uint64_t i = 0; i < corrupt_frames; ++i) {
+    Entry& e = take(kCorrupt);
+    std::uint64_t k = std::min(left, per_frame);
+    left -= k;
+    // k distinct samples of this frame (partial Fisher-Yates), one random channel each.
+    std::iota(samples.begin(), samples.end(), 0u);
+    for (std::uint64_t s = 0; s < k; ++s) {
+      std::uint64_t j = s + rng() % (spf - s);
+      std::swap(samples[s], samples[j]);
+      e.words.push_back(samples[s] * cfg.channels + std::uint32_t(rng() % cfg.channels));
+    }
+    e.xor_mask = std::uint32_t(rng()) & width_mask;
+    if (e.xor_mask == 0) e.xor_mask = 0x5A5A5A5Au & width_mask;
+  }
+  return plan;
+}
+
+SimDevice::~SimDevice() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+json SimDevice::configure(const json& req) {
+  if (running()) throw std::runtime_error("configure while streaming: send stop first");
+  StreamConfig cfg = parse_stream_config(req);
+  std::uint32_t fifo = 64;
+  if (req.contains("fifo_frames")) {
+    if (!req["fifo_frames"].is_number_integer() || req["fifo_frames"].get<std::int64_t>() < 1 ||
+        req["fifo_frames"].get<std::int64_t>() > (1 << 20))
+      throw std::invalid_argument("configure.fifo_frames: must be a whole number in [1, 1048576], got " + req["fifo_frames"].dump());
+    fifo = req["fifo_frames"].get<std::uint32_t>();
+  }
+  FaultSpec f;
+  if (req.contains("faults") && !req["faults"].is_null()) {
+    const json& fj = req["faults"];
+    if (!fj.is_object()) throw std::invalid_argument("configure.faults: must be an object");
+    for (auto it = fj.begin(); it != fj.end(); ++it) {
+      static const char* known[] = {"seed", "drop_frames", "corrupt_samples", "duplicate_frames", "reorder_frames"};
+      if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
+        throw std::invalid_argument("configure.faults." + it.key() +
+                                    ": unknown fault (allowed: seed, drop_frames, corrupt_samples, duplicate_frames, reorder_frames)");
+    }
+    if (fj.contains("seed")) {
+      if (!fj["seed"].is_number_integer()) throw std::invalid_argument("configure.faults.seed: must be an integer");
+      f.seed = fj["seed"].get<std::uint64_t>();
+    }
+    f.drop_frames = fault_count(fj, "drop_frames");
+    f.corrupt_samples = fault_count(fj, "corrupt_samples");
+    f.duplicate_frames = fault_count(fj, "duplicate_frames");
+    f.reorder_frames = fault_count(fj, "reorder_frames");
+  }
+  double mclk = req.contains("master_clock_hz") && req["master_clock_hz"].is_number() ? req["master_clock_hz"].get<double>() : 0;
+
+  // Open links first, then commit: a failed configure leaves the old state intact.
+  UdpSocket rx_sock, tx_sock;
+  std::unique_ptr<ShmRing> rx_ring, tx_ring;
+  json endpoint;
+  // "rx_dest" (the host RxStream's endpoint) says where RX frames go; without it the
+  // RX destination is "transport" itself. TX listens as "transport" says.
+  const bool has_rx_dest = req.contains("rx_dest") && !req["rx_dest"].is_null();
+  TransportSpec t = has_rx_dest ? parse_transport(req["rx_dest"], "configure.rx_dest") : cfg.transport;
+  if (has_rx_dest && t.kind != cfg.transport.kind)
+    throw std::invalid_argument("configure.rx_dest.kind: must match transport.kind");
+  if (has_rx_dest && !req["rx_dest"].contains("socket_buffer_bytes")) t.socket_buffer_bytes = cfg.transport.socket_buffer_bytes;
+  const TransportSpec& tl = cfg.transport;  // TX listening side
+  if (cfg.direction == Direction::rx || cfg.direction == Direction::loopback) {
+    if (t.kind == TransportKind::udp) {
+      rx_sock = UdpSocket::connect_to(t.host, t.port, t.socket_buffer_bytes);
+    } else {
+      if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
+      rx_ring.reset(ShmRing::open(t.path));
+      if (rx_ring->slot_bytes() < cfg.frame_bytes)
+        throw std::invalid_argument("configure.transport.path: ring slots hold " + std::to_string(rx_ring->slot_bytes()) +
+                                    " bytes, frame_bytes is " + std::to_string(cfg.frame_bytes));
+    }
+  }
+  if (cfg.direction == Direction::tx || cfg.direction == Direction::loopback) {
+    if (tl.kind == TransportKind::udp) {
+      // Loopback without rx_dest: transport is the RX destination, so listen on any port.
+      std::uint16_t port = (cfg.direction == Direction::tx || has_rx_dest) ? tl.port : 0;
+      tx_sock = UdpSocket::bind_to(tl.host, port, tl.socket_buffer_bytes);
+      endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", tx_sock.local_port()},
+                  {"socket_buffer_bytes", tl.socket_buffer_bytes},
+                  {"socket_buffer_bytes_granted", tx_sock.granted_rcvbuf()}};
+    } else {
+      tx_ring.reset(ShmRing::create(tl.slots, cfg.frame_bytes));
+      endpoint = {{"kind", "shm"}, {"path", tx_ring->path()}, {"slots", tl.slots}};
+    }
+  } else if (t.kind == TransportKind::udp) {
+    endpoint = {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes_granted", rx_sock.granted_sndbuf()}};
+  } else {
+    endpoint = {{"kind", "shm"}, {"path", t.path}};
+  }
+  cfg_ = cfg;
+  fifo_frames_ = fifo;
+  faults_ = f;
+  plan_ = FaultPlan::make(f, cfg);
+  master_clock_hz_ = mclk;
+  rx_sock_ = std::move(rx_sock);
+  tx_sock_ = std::move(tx_sock);
+  rx_ring_ = std::move(rx_ring);
+  tx_ring_ = std::move(tx_ring);
+  configured_ = true;
+  reset_counters();
+  return endpoint;
+}
+
+void SimDevice::reset_counters() {
+  for (C* c : {&frames_sent_, &samples_sent_, &overflow_events_, &overflow_frames_, &link_errors_, &injected_drop_,
+               &injected_corrupt_, &injected_duplicate_, &injected_reorder_, &underruns_})
+    c->store(0);
+  tx_ = std::make_unique<RxCounters>();
+}
+
+void SimDevice::start() {
+  if (!configured_) throw std::runtime_error("start before configure");
+  if (running()) throw std::runtime_error("already streaming");
+  reset_counters();
+  stop_.store(false);
+  thread_ = std::thread([this] { cfg_.direction == Direction::rx ? run_rx() : run_tx(); });
+}
+
+json SimDevice::stop() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  return stats();
+}
+
+json SimDevice::stats() const {
+  auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  json s = {{"frames_sent", g(frames_sent_)},
+            {"samples_sent", g(samples_sent_)},
+            {"overflow_events", g(overflow_events_)},
+            {"overflow_frames", g(overflow_frames_)},
+            {"link_errors", g(link_errors_)},
+            {"injected_drop_frames", g(injected_drop_)},
+            {"injected_corrupt_samples", g(injected_corrupt_)},
+            {"injected_duplicate_frames", g(injected_duplicate_)},
+            {"injected_reorder_frames", g(injected_reorder_)},
+            {"underruns", g(underruns_)},
+            {"tx_frames_received", 0}, {"tx_samples_received", 0}, {"tx_seq_errors", 0},
+            {"tx_missing_frames", 0}, {"tx_pattern_errors", 0}, {"tx_malformed_frames", 0},
+            {"running", running()}};
+  if (tx_) {
+    s["tx_frames_received"] = g(tx_->frames_received);
+    s["tx_samples_received"] = g(tx_->samples_received);
+    s["tx_seq_errors"] = g(tx_->seq_errors);
+    s["tx_missing_frames"] = g(tx_->missing_frames);
+    s["tx_pattern_errors"] = g(tx_->pattern_errors);
+    s["tx_malformed_frames"] = g(tx_->malformed_frames);
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------- RX (device -> host)
+
+void SimDevice::run_rx() {
+  const StreamConfig& cfg = cfg_;
+  const std::uint32_t spf = cfg.samples_per_frame();
+  const std::uint32_t fb = cfg.frame_bytes;
+  const long double frames_per_ns = (long double)cfg.rate_sps / spf / 1e9L;
+  const std::uint64_t fifo_cap = fifo_frames_;
+  constexpr unsigned kBatch = 32;
+  // UDP: frames are built into bufs; unsent ones (link busy) stay at the front as
+  // `carry` and count as FIFO occupancy. shm: frames are built in place in the slot.
+  std::vector<std::vector<std::uint8_t>> bufs(kBatch + 2, std::vector<std::uint8_t>(fb + 64));
+  std::vector<std::uint8_t*> ptrs(bufs.size());
+  std::vector<std::size_t> lens(bufs.size(), 0);
+  unsigned carry = 0;
+  std::uint64_t next_seq = 0;        // next frame number not yet built
+  bool overflow_pending = false;     // the next frame out carries OVERFLOW_BEFORE
+  const std::uint64_t t0 = now_ns() + 1'000'000;  // first frame due 1 ms after start
+  auto due_count = [&](std::uint64_t now) -> std::uint64_t {
+    return now < t0 ? 0 : std::uint64_t((long double)(now - t0) * frames_per_ns) + 1;
+  };
+  auto due_time = [&](std::uint64_t seq) -> std::uint64_t { return t0 + std::uint64_t((long double)seq / frames_per_ns); };
+
+  // Builds frame `seq` (with its faults) into out; corrupt faults applied here.
+  auto build = [&](std::uint64_t seq, std::uint8_t flags, std::uint8_t* out, const FaultPlan::Entry* fault) {
+    std::uint32_t len = build_pattern_frame(cfg, seq, flags, out);
+    if (fault && fault->kind == FaultPlan::kCorrupt) {
+      std::uint8_t* payload = out + kFrameHeaderBytes;
+      const unsigned wb = bytes_per_sample(cfg.sample_format);
+      for (std::uint32_t w : fault->words) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, payload + std::size_t(w) * wb, wb);
+        v ^= fault->xor_mask;
+        std::memcpy(payload + std::size_t(w) * wb, &v, wb);
+      }
+      bump(injected_corrupt_, fault->words.size());
+    }
+    return len;
+  };
+  auto note_sent = [&](std::uint64_t n) {
+    bump(frames_sent_, n);
+    bump(samples_sent_, n * spf);
+  };
+
+  while (!stop_.load(std::memory_order_relaxed)) {
+    const std::uint64_t now = now_ns();
+    const std::uint64_t produced = due_count(now);
+    // FIFO = built-but-unsent frames + produced-but-unbuilt frames; the oldest overflow.
+    std::uint64_t fifo = carry + (produced - next_seq);
+    if (fifo > fifo_cap) {
+      std::uint64_t excess = fifo - fifo_cap;
+      if (!overflow_pending) bump(overflow_events_);
+      overflow_pending = true;
+      bump(overflow_frames_, excess);
+      unsigned from_carry = unsigned(std::min<std::uint64_t>(excess, carry));
+      if (from_carry) {
+        std::rotate(bufs.begin(), bufs.begin() + from_carry, bufs.begin() + carry);
+        carry -= from_carry;
+        excess -= from_carry;
+      }
+      next_seq += excess;  // discarded frames keep their numbers consumed
+    }
+    if (carry == 0 && next_seq >= produced) {
+      sleep_until_ns(std::min(due_time(produced), now + 20'000'000));
+      continue;
+    }
+
+    if (!rx_ring_) {
+      // ---- UDP: build up to kBatch frames after the carried ones, send in one sendmmsg.
+      unsigned n = carry;
+      while (n + 2 <= bufs.size() && next_seq < produced && n < kBatch) {
+        auto it = plan_.by_seq.find(next_seq);
+        const FaultPlan::Entry* fault = it == plan_.by_seq.end() ? nullptr : &it->second;
+        std::uint8_t flags = overflow_pending ? kFlagOverflowBefore : 0;
+        if (fault && fault->kind == FaultPlan::kDrop) {
+          bump(injected_drop_);
+          ++next_seq;
+          continue;
+        }
+        if (fault && fault->kind == FaultPlan::kReorder) {
+          if (next_seq + 1 >= produced) break;  // the successor is not due yet
+          lens[n] = build(next_seq + 1, flags, bufs[n].data(), nullptr);
+          lens[n + 1] = build(next_seq, 0, bufs[n + 1].data(), nullptr);
+          n += 2;
+          next_seq += 2;
+          bump(injected_reorder_);
+        } else if (fault && fault->kind == FaultPlan::kDuplicate) {
+          lens[n] = build(next_seq, flags, bufs[n].data(), nullptr);
+          lens[n + 1] = build(next_seq, 0, bufs[n + 1].data(), nullptr);
+          n += 2;
+          ++next_seq;
+          bump(injected_duplicate_);
+        } else {
+          lens[n] = build(next_seq, flags, bufs[n].data(), fault);
+          ++n;
+          ++next_seq;
+        }
+        overflow_pending = false;
+      }
+      if (n == 0) continue;
+      const std::uint64_t ts = now_ns();
+      for (unsigned i = 0; i < n; ++i) {
+        ptrs[i] = bufs[i].data();
+        finish_frame(ptrs[i], cfg.crc, ts);
+      }
+      bool busy;
+      int err;
+      int sent = udp_send_batch(rx_sock_.fd(), ptrs.data(), lens.data(), n, &busy, &err);
+      unsigned consumed = unsigned(sent);
+      if (err) {  // e.g. ECONNREFUSED: no receiver; the frame is lost on the link
+        bump(link_errors_);
+        ++consumed;
+      }
+      note_sent(unsigned(sent));
+      std::rotate(bufs.begin(), bufs.begin() + consumed, bufs.begin() + n);
+      std::rotate(lens.begin(), lens.begin() + consumed, lens.begin() + n);
+      carry = n - consumed;
+      if (busy) rx_sock_.wait_writable(1);  // the socket buffer is full: give it a moment
+    } else {
+      // ---- shm: build each frame in place in a free slot.
+      unsigned done = 0;
+      while (next_seq < produced && done < kBatch) {
+        auto it = plan_.by_seq.find(next_seq);
+        const FaultPlan::Entry* fault = it == plan_.by_seq.end() ? nullptr : &it->second;
+        std::uint8_t flags = overflow_pending ? kFlagOverflowBefore : 0;
+        if (fault && fault->kind == FaultPlan::kDrop) {
+          bump(injected_drop_);
+          ++next_seq;
+          continue;
+        }
+        const bool pair = fault && (fault->kind == FaultPlan::kReorder || fault->kind == FaultPlan::kDuplicate);
+        if (fault && fault->kind == FaultPlan::kReorder && next_seq + 1 >= produced) break;
+        std::uint8_t* slot = rx_ring_->acquire();
+        if (!slot) break;
+        if (pair) {
+          // Both frames of a pair must fit; publish the first only when the second has room.
+          std::uint64_t first = fault->kind == FaultPlan::kReorder ? next_seq + 1 : next_seq;
+          std::uint32_t len = build(first, flags, slot, nullptr);
+          finish_frame(slot, cfg.crc, now_ns());
+          rx_ring_->publish(len);
+          note_sent(1);
+          const bool reorder = fault->kind == FaultPlan::kReorder;
+          std::uint8_t* slot2 = rx_ring_->acquire_wait(50'000'000);
+          if (slot2) {
+            len = build(next_seq, 0, slot2, nullptr);
+            finish_frame(slot2, cfg.crc, now_ns());
+            rx_ring_->publish(len);
+            note_sent(1);
+            bump(reorder ? injected_reorder_ : injected_duplicate_);
+            overflow_pending = false;
+          } else if (reorder) {
+            // The consumer is stuck: the late frame is discarded as a device overflow.
+            if (!overflow_pending) bump(overflow_events_);
+            bump(overflow_frames_);
+          }
+          next_seq += reorder ? 2 : 1;
+          done += 2;
+          if (!slot2 && reorder) {
+            overflow_pending = true;
+            continue;
+          }
+        } else {
+          std::uint32_t len = build(next_seq, flags, slot, fault);
+          finish_frame(slot, cfg.crc, now_ns());
+          rx_ring_->publish(len);
+          note_sent(1);
+          ++next_seq;
+          ++done;
+        }
+        overflow_pending = false;
+      }
+      if (next_seq < produced && done < kBatch) rx_ring_->acquire_wait(500'000);  // ring full: wait on the futex
+    }
+  }
+
+  // Stop: flush the carried frames briefly, then one frame flagged EOB (seq next_seq).
+  const std::uint64_t deadline = now_ns() + 100'000'000;
+  if (!rx_ring_) {
+    unsigned off = 0;
+    while (off < carry && now_ns() < deadline) {
+      for (unsigned i = off; i < carry; ++i) ptrs[i] = bufs[i].data();
+      bool busy;
+      int err;
+      int sent = udp_send_batch(rx_sock_.fd(), ptrs.data() + off, lens.data() + off, carry - off, &busy, &err);
+      note_sent(unsigned(sent));
+      off += unsigned(sent) + (err ? 1 : 0);
+      if (busy) rx_sock_.wait_writable(5);
+    }
+    std::uint8_t* p = bufs[0].data();
+    std::size_t len = build(next_seq, std::uint8_t(kFlagEOB | (overflow_pending ? kFlagOverflowBefore : 0)), p, nullptr);
+    while (now_ns() < deadline) {
+      finish_frame(p, cfg.crc, now_ns());
+      bool busy;
+      int err;
+      if (udp_send_batch(rx_sock_.fd(), &p, &len, 1, &busy, &err) == 1) {
+        note_sent(1);
+        break;
+      }
+      if (!busy) break;
+      rx_sock_.wait_writable(5);
+    }
+  } else if (std::uint8_t* slot = rx_ring_->acquire_wait(100'000'000)) {
+    std::uint32_t len = build(next_seq, std::uint8_t(kFlagEOB | (overflow_pending ? kFlagOverflowBefore : 0)), slot, nullptr);
+    finish_frame(slot, cfg.crc, now_ns());
+    rx_ring_->publish(len);
+    note_sent(1);
+  }
+}
+
+// ---------------------------------------------------------------- TX / loopback (host -> device)
+
+void SimDevice::run_tx() {
+  const StreamConfig& cfg = cfg_;
+  const bool loop = cfg.direction == Direction::loopback;
+  RxChecker check(*tx_);
+  UdpRecvBatch batch(64, std::size_t(cfg.frame_bytes) + 1);
+  // Device consumption clock: starts at the first frame of a burst and drains rate_sps.
+  bool consuming = false, eob = false;
+  std::uint64_t run_t0 = 0, run_samples = 0;
+  const double samples_per_ns = cfg.rate_sps / 1e9;
+  // Loopback RX side.
+  std::uint64_t rx_seq = 0, rx_tick = 0;
+  bool overflow_pending = false;
+  std::vector<std::uint8_t> out(std::size_t(cfg.frame_bytes) + 64);
+
+  auto loop_back = [&](const std::uint8_t* frame, const FrameHeader& in) {
+    // Own RX seq/tick, the host's payload and its original send_time_ns (round trip).
+    FrameHeader h = in;
+    h.flags = std::uint8_t(kFlagTsValid | (rx_seq == 0 ? kFlagSOB : 0) | (overflow_pending ? kFlagOverflowBefore : 0) |
+                           (in.flags & kFlagEOB));
+    h.crc32c = 0;
+    h.seq = rx_seq++;
+    h.sample_tick = rx_tick;
+    h.stream_id = cfg.stream_id;
+    const std::uint64_t samples = in.payload_bytes / (bytes_per_sample(SampleFormat(in.sample_format)) * in.channels);
+    rx_tick += samples;
+    const std::size_t len = kFrameHeaderBytes + in.payload_bytes;
+    std::uint8_t* dst = rx_ring_ ? rx_ring_->acquire() : out.data();
+    bool ok = false;
+    if (dst && len <= (rx_ring_ ? rx_ring_->slot_bytes() : out.size())) {
+      write_header(h, dst);
+      std::memcpy(dst + kFrameHeaderBytes, frame + kFrameHeaderBytes, in.payload_bytes);
+      if (cfg.crc) finish_frame(dst, true, in.send_time_ns);
+      if (rx_ring_) {
+        rx_ring_->publish(std::uint32_t(len));
+        ok = true;
+      } else {
+        bool busy;
+        int err;
+        std::size_t l = len;
+        ok = udp_send_batch(rx_sock_.fd(), &dst, &l, 1, &busy, &err) == 1;
+        if (!ok && err) bump(link_errors_);
+      }
+    }
+    if (ok) {
+      bump(frames_sent_);
+      bump(samples_sent_, samples);
+      overflow_pending = false;
+    } else {  // the RX link cannot take it: this frame overflows, its seq stays consumed
+      if (!overflow_pending) bump(overflow_events_);
+      overflow_pending = true;
+      bump(overflow_frames_);
+    }
+  };
+
+  auto on_frame = [&](const std::uint8_t* p, std::size_t len, std::uint64_t now) {
+    FrameHeader h;
+    if (!check.on_frame(p, len, now, &h)) return;
+    const std::uint64_t samples = h.payload_bytes / (bytes_per_sample(SampleFormat(h.sample_format)) * h.channels);
+    if (!consuming) {
+      consuming = true;
+      run_t0 = now;
+      run_samples = 0;
+    }
+    run_samples += samples;
+    eob = (h.flags & kFlagEOB) != 0;
+    if (loop) loop_back(p, h);
+  };
+
+  while (!stop_.load(std::memory_order_relaxed)) {
+    bool got = false;
+    if (tx_ring_) {
+      std::uint32_t len = 0;
+      for (int i = 0; i < 64; ++i) {
+        const std::uint8_t* p = i == 0 ? tx_ring_->peek_wait(&len, 2'000'000) : tx_ring_->peek(&len);
+        if (!p) break;
+        on_frame(p, std::min<std::uint32_t>(len, tx_ring_->slot_bytes()), now_ns());
+        tx_ring_->release();
+        got = true;
+      }
+    } else {
+      int n = batch.recv(tx_sock_.fd());
+      const std::uint64_t now = now_ns();
+      for (int i = 0; i < n; ++i) {
+        if (batch.truncated(unsigned(i))) bump(tx_->malformed_frames);
+        else on_frame(batch.data(unsigned(i)), batch.len(unsigned(i)), now);
+      }
+      got = n > 0;
+      if (!got) tx_sock_.wait_readable(2);
+    }
+    (void)got;
+    // Underrun: the consumption clock got ahead of what arrived, mid-burst.
+    if (consuming && !eob) {
+      const std::uint64_t now = now_ns();
+      if (double(now - run_t0) * samples_per_ns > double(run_samples)) {
+        bump(underruns_);
+        consuming = false;  // the device idles until the next frame restarts it
+      }
+    } else if (eob) {
+      consuming = false;
+    }
+  }
+  if (loop) {
+    // End of the looped-back RX stream: an empty frame flagged EOB.
+    FrameHeader h;
+    h.flags = std::uint8_t(kFlagTsValid | kFlagEOB | (overflow_pending ? kFlagOverflowBefore : 0));
+    h.stream_id = cfg.stream_id;
+    h.sample_format = std::uint8_t(cfg.sample_format);
+    h.channels = std::uint8_t(cfg.channels);
+    h.seq = rx_seq;
+    h.sample_tick = rx_tick;
+    h.send_time_ns = now_ns();
+    if (rx_ring_) {
+      if (std::uint8_t* s = rx_ring_->acquire_wait(100'000'000)) {
+        write_header(h, s);
+        rx_ring_->publish(std::uint32_t(kFrameHeaderBytes));
+      }
+    } else {
+      write_header(h, out.data());
+      send(rx_sock_.fd(), out.data(), kFrameHeaderBytes, MSG_DONTWAIT);
+    }
+  }
+}
+
+}  // namespace hilrig

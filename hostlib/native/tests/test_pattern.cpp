@@ -1,0 +1,58 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "hilrig/histogram.hpp"
+#include "hilrig/pattern.hpp"
+
+using hilrig::SampleFormat;
+
+class PatternCheck : public ::testing::TestWithParam<std::tuple<SampleFormat, std::size_t, unsigned>> {};
+
+// Exactly K corrupted words (distinct positions, each changed) -> exactly K errors.
+TEST_P(PatternCheck, CountsExactlyKCorruptedWords) {
+  auto [fmt, n_words, seed] = GetParam();
+  const unsigned wb = hilrig::bytes_per_sample(fmt);
+  std::mt19937_64 rng(seed);
+  const std::uint64_t first = (std::uint64_t(1) << 32) - n_words / 2 + seed;  // crosses the u32 wrap
+  std::vector<std::uint8_t> buf(n_words * wb + 1);
+  std::uint8_t* p = buf.data() + (seed & 1);  // odd seeds: unaligned payload
+  hilrig::pattern_fill(first, p, n_words, fmt);
+  ASSERT_EQ(hilrig::pattern_check(first, p, n_words, fmt), 0u);
+  std::vector<std::size_t> idx(n_words);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  const std::size_t k = std::min<std::size_t>(n_words, 1 + rng() % 50);
+  for (std::size_t i = 0; i < k; ++i) p[idx[i] * wb + rng() % wb] ^= std::uint8_t(1 + rng() % 255);
+  EXPECT_EQ(hilrig::pattern_check(first, p, n_words, fmt), k);
+  // A fresh pattern checked against a shifted start word is wrong in every word.
+  hilrig::pattern_fill(first, p, n_words, fmt);
+  EXPECT_EQ(hilrig::pattern_check(first + 1, p, n_words, fmt), n_words);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, PatternCheck,
+                         ::testing::Combine(::testing::Values(SampleFormat::sc16, SampleFormat::sc8),
+                                            ::testing::Values(std::size_t(1), std::size_t(338), std::size_t(1988), std::size_t(70000)),
+                                            ::testing::Values(1u, 2u, 7u)));
+
+TEST(Pattern, Sc8WordsWrapAt16Bits) {
+  std::vector<std::uint16_t> w(4);
+  hilrig::pattern_fill(65534, w.data(), 4, SampleFormat::sc8);
+  EXPECT_EQ(w, (std::vector<std::uint16_t>{65534, 65535, 0, 1}));
+}
+
+TEST(Histogram, PercentilesWithinBucketResolution) {
+  hilrig::LatencyHistogram h;
+  for (std::uint64_t v = 1; v <= 100000; ++v) h.record(v * 10);
+  EXPECT_EQ(h.count(), 100000u);
+  EXPECT_EQ(h.max(), 1000000u);
+  auto p50 = double(h.percentile(0.5)), p99 = double(h.percentile(0.99));
+  EXPECT_NEAR(p50, 500000.0, 500000.0 * 0.04);
+  EXPECT_NEAR(p99, 990000.0, 990000.0 * 0.04);
+  EXPECT_EQ(h.percentile(1.0), 1000000u);
+  for (unsigned b = 1; b < hilrig::LatencyHistogram::kBuckets; ++b)
+    ASSERT_EQ(hilrig::LatencyHistogram::bucket_of(hilrig::LatencyHistogram::bucket_upper(b)), b);
+}

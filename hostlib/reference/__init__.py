@@ -1,0 +1,11 @@
+"""Pure-Python reference of the hilrig frame format and the `counter` pattern.
+
+Used by tests (against the native core) and to generate docs/vectors/. Slow on
+purpose-free clarity: nothing here runs on the streaming path.
+"""
+from .frame import (  # noqa: F401
+    FLAG_CRC_VALID, FLAG_EOB, FLAG_ERROR, FLAG_OVERFLOW_BEFORE, FLAG_SOB, FLAG_TS_VALID,
+    FRAME_HEADER_BYTES, FRAME_MAGIC, FRAME_VERSION, SAMPLE_FORMATS, FrameError,
+    crc32c, decode_frame, encode_frame,
+)
+from .pattern import pattern_check, pattern_fill  # noqa: F401

@@ -1,0 +1,170 @@
+"""Human views of a CaseResult: the one-line summary and the verdict table.
+
+    PASS rx udp 10.0 MS/s: 10.00 MS/s (100.0%), 0 missing, 0 O, 0 U, p99 0.21 ms
+"""
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from ..metrics import lookup_metric
+from ..units import format_quantity
+from .record import CaseResult
+
+_STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "bold yellow", "ERROR": "bold magenta"}
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _rate(v: Any, digits: int) -> str:
+    if not _finite(v):
+        return "-"
+    for name, scale in (("GS/s", 1e9), ("MS/s", 1e6), ("kS/s", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.{digits}f} {name}"
+    return f"{v:.{digits}f} S/s"
+
+
+def _count(v: Any) -> str:
+    if not _finite(v):
+        return "-"
+    return f"{v:.0f}" if float(v).is_integer() else f"{v:.4g}"
+
+
+def format_metric(name: str, value: Any) -> str:
+    """A metric value in the unit a person reads it in (ms, MS/s, MB/s, plain counts)."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value)
+    if not _finite(value):
+        return str(value)
+    metric = lookup_metric(name) if name else None
+    dim = metric.dimension if metric else ""
+    if dim == "count":
+        return _count(value)
+    if dim == "time":
+        return f"{value * 1e3:.3g} ms" if abs(value) < 1 else f"{value:.3f} s"
+    if dim == "rate":
+        return _rate(value, 2)
+    if dim == "ratio":
+        return f"{value:.6g}"
+    if dim in ("data_rate", "percent", "frequency"):
+        return format_quantity(value, dim)
+    return f"{value:.6g}"
+
+
+def _head(result: CaseResult) -> str:
+    case = result.case
+    transport = getattr(getattr(case, "transport", None), "kind", "?")
+    return f"{getattr(case, 'direction', '?')} {transport} {_rate(getattr(case, 'rate_sps', None), 1)}"
+
+
+def summary_line(result: CaseResult) -> str:
+    """One line: verdict, what ran, what was measured (or why nothing was)."""
+    head = f"{result.verdict} {_head(result)}"
+    if result.verdict == "SKIP":
+        return f"SKIP {_head(result)}: {_one_line(result.message or result.error)}"
+    if result.verdict == "ERROR":
+        kind = result.error_kind
+        text = result.error or result.message or "unknown error"
+        if kind in ("infrastructure", "device") and text.startswith(kind + ":"):
+            text = text[len(kind) + 1:].strip()
+        label = f"ERROR ({kind})" if kind != "other" else "ERROR"
+        return f"{label} {_head(result)}: {_one_line(text)}"
+    m = result.metrics
+    parts = []
+    thr, ratio = m.get("throughput_sps"), m.get("throughput_ratio")
+    parts.append(_rate(thr, 2) + (f" ({ratio * 100:.1f}%)" if _finite(ratio) else ""))
+    parts.append(f"{_count(m.get('missing_frames'))} missing")
+    parts.append(f"{_count(m.get('overruns'))} O")
+    parts.append(f"{_count(m.get('underruns'))} U")
+    if _finite(m.get("pattern_errors")) and m["pattern_errors"]:
+        parts.append(f"{_count(m['pattern_errors'])} pattern errors")
+    if _finite(m.get("latency_p99_s")):
+        parts.append(f"p99 {m['latency_p99_s'] * 1e3:.2f} ms")
+    line = f"{head}: {', '.join(parts)}"
+    failed = [t for t in result.thresholds if not getattr(t, "passed", True)]
+    if failed:
+        line += "; failed: " + "; ".join(
+            f"{threshold_label(t)} (measured {format_metric(getattr(t, 'metric', ''), getattr(t, 'measured', None))})"
+            for t in failed
+        )
+    return line
+
+
+def _one_line(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def threshold_label(t: Any) -> str:
+    """'throughput_sps >= 99.9% of rate': ThresholdResult.text is the condition without the metric."""
+    metric, text = str(getattr(t, "metric", "") or ""), str(getattr(t, "text", t))
+    return text if not metric or text.startswith(metric) else f"{metric} {text}"
+
+
+def threshold_rows(result: CaseResult) -> list[tuple[str, str, str, str, str]]:
+    """(threshold, measured, limit, margin, PASS/FAIL) per threshold, formatted."""
+    rows = []
+    for t in result.thresholds:
+        metric = getattr(t, "metric", "")
+        status = "PASS" if getattr(t, "passed", False) else "FAIL"
+        if getattr(t, "marginal", False):
+            status += " (marginal)"
+        rows.append((
+            threshold_label(t),
+            format_metric(metric, getattr(t, "measured", None)),
+            format_metric(metric, getattr(t, "limit", None)),
+            format_metric(metric, getattr(t, "margin", None)),
+            status,
+        ))
+    return rows
+
+
+def render_verdict(result: CaseResult) -> Group:
+    """A rich renderable: the threshold table, then the one-line summary."""
+    table = Table(title=getattr(result.case, "test_name", None), box=box.SIMPLE_HEAD, title_justify="left")
+    for name, justify in (("threshold", "left"), ("measured", "right"), ("limit", "right"),
+                          ("margin", "right"), ("result", "left")):
+        table.add_column(name, justify=justify)
+    for text, measured, limit, margin, status in threshold_rows(result):
+        table.add_row(text, measured, limit, margin, Text(status, style=_STYLE["PASS" if status.startswith("PASS") else "FAIL"]))
+    summary = Text(summary_line(result), style=_STYLE.get(result.verdict, ""))
+    return Group(table, summary) if result.thresholds else Group(summary)
+
+
+def verdict_text(result: CaseResult, width: int = 120) -> str:
+    """render_verdict as plain text (logs, tests)."""
+    buf = io.StringIO()
+    Console(file=buf, width=width, color_system=None, force_terminal=False).print(render_verdict(result))
+    return buf.getvalue()
+
+
+def html_tables(result: CaseResult) -> str:
+    """The metrics and threshold tables as HTML for Robot's log."""
+    from html import escape
+
+    def table(headers, rows):
+        head = "".join(f"<th>{escape(h)}</th>" for h in headers)
+        body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+        return f'<table border="1" style="border-collapse:collapse"><tr>{head}</tr>{body}</table>'
+
+    parts = [f"<b>{escape(summary_line(result))}</b>"]
+    if result.thresholds:
+        parts.append(table(["threshold", "measured", "limit", "margin", "result"], threshold_rows(result)))
+    if result.metrics:
+        rows = [(name, format_metric(name, value), _raw(value)) for name, value in result.metrics.items()]
+        parts.append(table(["metric", "value", "raw"], rows))
+    return "<br>".join(parts)
+
+
+def _raw(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)

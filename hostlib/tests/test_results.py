@@ -1,0 +1,317 @@
+"""Result record, line protocol, outbox durability, evidence JSON, verdict views.
+
+Cases and results here are small hand-made objects (SimpleNamespace) shaped like
+hostlib.dsl.Case / ThresholdResult, so these tests do not depend on the DSL or
+the engine; the end-to-end tests cover the real ones.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from hostlib.results import (
+    CaseResult,
+    Evidence,
+    Outbox,
+    new_run_id,
+    result_lines,
+    results_dirs,
+    summary_line,
+    verdict_text,
+)
+from hostlib.results.record import to_ns
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A test name with every character line protocol must escape in a tag value.
+NASTY_NAME = 'RX sweep [decimation=4, transport.frame_bytes=1400] "q" back\\slash'
+
+
+def make_case(test_name="RX 10 MS/s udp", sweep_point=None, direction="rx", kind="udp", rate_sps=10e6):
+    return SimpleNamespace(
+        name=test_name.split(" [")[0], test_name=test_name, source_file="testcases/rx.yaml", source_line=1,
+        device="dut", direction=direction, channels=1, sample_format="sc16", master_clock_hz=200e6,
+        decimation=20, interpolation=None, rate_sps=rate_sps,
+        transport=SimpleNamespace(kind=kind, frame_bytes=8000, options={}),
+        duration_s=2.0, warmup_s=0.5, pattern="counter", thresholds=(), tags=("smoke",), timeout_s=None,
+        faults={}, sweep_point=sweep_point or {}, raw={"name": test_name, "duration": "2 s"},
+    )
+
+
+def make_result(case=None, verdict="PASS", metrics=None, thresholds=None, run_id="20261121T210000Z-abcdef",
+                series=None, message="", error=None):
+    case = case or make_case()
+    return CaseResult(
+        case=case, rig_name="sim", device=case.device, driver="sim", run_id=run_id,
+        started_utc="2026-11-21T21:00:00.000+00:00", ended_utc="2026-11-21T21:00:03.250+00:00",
+        verdict=verdict, message=message,
+        metrics=metrics if metrics is not None else {
+            "throughput_sps": 10e6, "throughput_ratio": 1.0, "missing_frames": 0, "overruns": 0,
+            "underruns": 0, "latency_p99_s": 0.00021, "dropped_samples": 0, "duration_s": 2.0,
+        },
+        thresholds=thresholds if thresholds is not None else [],
+        series=series if series is not None else [
+            {"t_s": 1.0, "throughput_sps": 9.99e6, "missing_frames": 0},
+            {"t_s": 2.0, "throughput_sps": 10.01e6, "missing_frames": 3},
+        ],
+        error=error,
+    )
+
+
+# --- a small reader of line protocol, to check what we wrote parses back -------------
+
+def _split(text: str, seps: str) -> list[str]:
+    """Split on any char of `seps` that is not backslash-escaped and not inside quotes."""
+    parts, cur, i, quoted = [], "", 0, False
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            cur += text[i:i + 2]
+            i += 2
+            continue
+        if c == '"':
+            quoted = not quoted
+        if c in seps and not quoted:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+        i += 1
+    parts.append(cur)
+    return parts
+
+
+def _unescape(s: str) -> str:
+    # Line protocol escapes only comma, equals sign and space in names and tag
+    # values; any other backslash is a literal character.
+    return re.sub(r"\\([, =])", r"\1", s)
+
+
+def parse_line(line: str):
+    """-> (measurement, tags, fields, ts). Fields: float, or str for quoted; ints raise."""
+    head, fieldset, ts = _split(line, " ")
+    meas, *tag_parts = _split(head, ",")
+    tags = {}
+    for part in tag_parts:
+        k, v = _split(part, "=")
+        tags[_unescape(k)] = _unescape(v)
+    fields = {}
+    for part in _split(fieldset, ","):
+        k, v = _split(part, "=")
+        if v.startswith('"'):
+            assert v.endswith('"'), part
+            fields[_unescape(k)] = re.sub(r'\\(["\\])', r"\1", v[1:-1])
+        else:
+            assert re.fullmatch(r"-?[0-9.]+(e[+-]?[0-9]+)?", v), f"not a float field: {part!r}"
+            fields[_unescape(k)] = float(v)
+    return _unescape(meas), tags, fields, int(ts)
+
+
+# --- line protocol -------------------------------------------------------------------
+
+def test_line_protocol_round_trip_with_nasty_names():
+    case = make_case(NASTY_NAME, sweep_point={"decimation": 4, "transport.frame_bytes": 1400})
+    result = make_result(case, message='all fine, "really"\nsecond line')
+    lines = result_lines(result, git_sha="abc123")
+    assert len(lines) == 1 + len(result.series)
+    assert all("\n" not in line for line in lines)
+    meas, tags, fields, ts = parse_line(lines[0])
+    assert meas == "hilrig_case"
+    assert tags["testcase"] == NASTY_NAME
+    assert tags["sweep_decimation"] == "4" and tags["sweep_transport.frame_bytes"] == "1400"
+    assert tags["verdict"] == "PASS" and tags["rig"] == "sim" and tags["transport"] == "udp"
+    assert tags["direction"] == "rx" and tags["device"] == "dut" and tags["driver"] == "sim"
+    assert fields["message"] == 'all fine, "really" second line'
+    assert fields["run_id"] == result.run_id and fields["git_sha"] == "abc123"
+    assert fields["throughput_sps"] == 10e6 and fields["latency_p99_s"] == 0.00021
+    assert fields["passed"] == 1.0
+    assert fields["wall_s"] == pytest.approx(3.25)
+    assert ts == to_ns(result.ended_utc) == 1795294803250000000
+    s_meas, s_tags, s_fields, s_ts = parse_line(lines[2])
+    assert s_meas == "hilrig_series" and s_tags["testcase"] == NASTY_NAME
+    assert s_fields["t_s"] == 2.0 and s_fields["missing_frames"] == 3.0
+    assert s_ts == to_ns(result.started_utc) + 2_000_000_000
+
+
+def test_field_types_never_change_between_runs():
+    """An int in one run and a float in the next would be a field type conflict in InfluxDB."""
+    a = make_result(metrics={"missing_frames": 0, "throughput_ratio": 1, "overruns": 3})
+    b = make_result(metrics={"missing_frames": 0.5, "throughput_ratio": 0.75, "overruns": 3.0}, verdict="FAIL")
+    for result in (a, b):
+        for line in result_lines(result):
+            _, fieldset, _ = _split(line, " ")
+            for part in _split(fieldset, ","):
+                k, v = _split(part, "=")
+                assert not re.fullmatch(r"-?\d+i", v), f"integer field {part!r} in {line!r}"
+                assert v not in ("true", "false"), f"boolean field {part!r}"
+    fa, fb = parse_line(result_lines(a)[0])[2], parse_line(result_lines(b)[0])[2]
+    assert fa["passed"] == 1.0 and fb["passed"] == 0.0
+    assert fa["overruns"] == fb["overruns"] == 3.0
+
+
+def test_non_finite_metric_is_left_out_not_written_wrong():
+    result = make_result(metrics={"latency_p99_s": float("nan"), "overruns": float("inf"), "missing_frames": 2})
+    _, _, fields, _ = parse_line(result_lines(result)[0])
+    assert "latency_p99_s" not in fields and "overruns" not in fields
+    assert fields["missing_frames"] == 2.0
+
+
+# --- outbox --------------------------------------------------------------------------
+
+def test_outbox_appends_per_run(tmp_path):
+    box = Outbox(tmp_path / "outbox", git_sha="deadbeef")
+    assert box.pending_files() == []
+    first = box.append(make_result(make_case("case one")))
+    second = box.append(make_result(make_case("case two"), verdict="FAIL"))
+    other = box.append(make_result(make_case("case one"), run_id="20261122T000000Z-000001"))
+    assert first == second == tmp_path / "outbox" / "20261121T210000Z-abcdef.lp"
+    assert box.pending_files() == [first, other]
+    case_rows = [parse_line(l) for l in first.read_text().splitlines() if l.startswith("hilrig_case")]
+    assert [(r[1]["testcase"], r[1]["verdict"]) for r in case_rows] == [("case one", "PASS"), ("case two", "FAIL")]
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {tests!r})
+    from test_results import make_case, make_result
+    from hostlib.results import Outbox
+    box = Outbox({outbox!r}, git_sha="x")
+    box.append(make_result(make_case("measured before the kill")))
+    print("appended", flush=True)
+    time.sleep(60)
+    box.append(make_result(make_case("never measured")))
+""")
+
+
+def test_outbox_keeps_what_was_measured_when_killed(tmp_path):
+    outbox = tmp_path / "outbox"
+    script = CRASH_SCRIPT.format(tests=str(Path(__file__).parent), outbox=str(outbox))
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "appended"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    files = Outbox(outbox).pending_files()
+    assert len(files) == 1
+    rows = [parse_line(l) for l in files[0].read_text().splitlines()]
+    names = {r[1]["testcase"] for r in rows}
+    assert names == {"measured before the kill"}
+    assert files[0].read_text().endswith("\n")
+
+
+def test_outbox_unwritable_is_an_infrastructure_error(tmp_path):
+    from hostlib import InfrastructureError
+
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(InfrastructureError, match="outbox"):
+        Outbox(blocker / "outbox", git_sha="").append(make_result())
+
+
+# --- evidence ------------------------------------------------------------------------
+
+def test_evidence_rewritten_atomically_after_each_case(tmp_path, monkeypatch):
+    rig = tmp_path / "rig.yaml"
+    rig.write_text("name: sim\ndevices: {}\n")
+    ev = Evidence(tmp_path / "evidence", "20261121T210000Z-abcdef", rig_path=rig, rig_name="sim")
+    passing = make_result(make_case("one"), thresholds=[SimpleNamespace(
+        metric="throughput_ratio", text="throughput_ratio >= 0.999", measured=1.0, limit=0.999,
+        margin=0.001, passed=True, marginal=False)])
+    path = ev.add(passing)
+    doc = json.loads(path.read_text())
+    assert doc["run_id"] == "20261121T210000Z-abcdef"
+    assert doc["rig"]["text"] == rig.read_text() and doc["rig"]["name"] == "sim"
+    assert set(doc["versions"]) >= {"hilrig", "python", "git_sha", "robot"}
+    assert [c["test_name"] for c in doc["cases"]] == ["one"]
+    assert doc["cases"][0]["thresholds"][0] == {
+        "metric": "throughput_ratio", "text": "throughput_ratio >= 0.999", "measured": 1.0, "limit": 0.999,
+        "margin": 0.001, "passed": True, "marginal": False, "message": ""}
+    assert doc["cases"][0]["case"]["raw"] == {"name": "one", "duration": "2 s"}
+    assert doc["cases"][0]["series"][1]["missing_frames"] == 3
+
+    # A crash while writing the second version must leave the first one intact.
+    import hostlib.results._fsio as fsio
+
+    def boom(*a, **k):
+        raise OSError("simulated crash before rename")
+
+    monkeypatch.setattr(fsio.os, "replace", boom)
+    with pytest.raises(Exception, match="simulated crash"):
+        ev.add(make_result(make_case("two")))
+    monkeypatch.undo()
+    assert [c["test_name"] for c in json.loads(path.read_text())["cases"]] == ["one"]
+
+    ev.add(make_result(make_case("three"), metrics={"latency_p99_s": float("nan")}))
+    doc = json.loads(path.read_text())  # strict JSON: NaN written as null
+    assert [c["test_name"] for c in doc["cases"]] == ["one", "two", "three"]
+    assert doc["cases"][2]["metrics"]["latency_p99_s"] is None
+    assert ev.finish() == path and json.loads(path.read_text())["ended_utc"]
+
+
+def test_new_run_id_sorts_by_time_and_is_unique():
+    import datetime as dt
+
+    t0 = dt.datetime(2026, 11, 21, 21, 0, 0, tzinfo=dt.timezone.utc)
+    ids = [new_run_id(t0 + dt.timedelta(seconds=s)) for s in (0, 1, 3600, 86400)]
+    assert ids == sorted(ids)
+    assert re.fullmatch(r"20261121T210000Z-[0-9a-f]{6}", ids[0])
+    assert len({new_run_id(t0) for _ in range(50)}) > 45
+
+
+def test_results_dirs_from_rig_and_default(tmp_path):
+    assert results_dirs(None, cwd=tmp_path) == (tmp_path / "results/outbox", tmp_path / "results/evidence")
+    rig = SimpleNamespace(results={"outbox": "/srv/hilrig/outbox"})
+    assert results_dirs(rig, cwd=tmp_path)[0] == Path("/srv/hilrig/outbox")
+
+
+# --- verdict views -------------------------------------------------------------------
+
+def test_summary_line_pass_and_fail():
+    assert summary_line(make_result()) == (
+        "PASS rx udp 10.0 MS/s: 10.00 MS/s (100.0%), 0 missing, 0 O, 0 U, p99 0.21 ms")
+    failed = SimpleNamespace(metric="missing_frames", text="missing_frames == 0", measured=12.0, limit=0.0,
+                             margin=-12.0, passed=False, marginal=False)
+    line = summary_line(make_result(verdict="FAIL", thresholds=[failed], metrics={
+        "throughput_sps": 5e6, "throughput_ratio": 0.5, "missing_frames": 12, "overruns": 2, "underruns": 0}))
+    assert line == ("FAIL rx udp 10.0 MS/s: 5.00 MS/s (50.0%), 12 missing, 2 O, 0 U; "
+                    "failed: missing_frames == 0 (measured 12)")
+
+
+def test_summary_line_errors_told_apart():
+    dev = make_result(verdict="ERROR", metrics={}, error="device: hilrig-sim exited with signal 9")
+    infra = make_result(verdict="ERROR", metrics={}, error="infrastructure: port 5000 in use")
+    skip = make_result(verdict="SKIP", metrics={}, message="rig 'sim' has no device 'x310'")
+    assert summary_line(dev) == "ERROR (device) rx udp 10.0 MS/s: hilrig-sim exited with signal 9"
+    assert summary_line(infra) == "ERROR (infrastructure) rx udp 10.0 MS/s: port 5000 in use"
+    assert summary_line(skip) == "SKIP rx udp 10.0 MS/s: rig 'sim' has no device 'x310'"
+    assert dev.error_kind == "device" and infra.error_kind == "infrastructure" and skip.error_kind is None
+
+
+def test_verdict_table_lists_each_threshold():
+    thresholds = [
+        SimpleNamespace(metric="throughput_ratio", text=">= 99.9% of rate", measured=0.9995,
+                        limit=0.999, margin=0.0005, passed=True, marginal=True),
+        SimpleNamespace(metric="latency_p99_s", text="< 2 ms", measured=0.0031, limit=0.002,
+                        margin=-0.0011, passed=False, marginal=False),
+    ]
+    text = verdict_text(make_result(verdict="FAIL", thresholds=thresholds))
+    rows = [l for l in text.splitlines()
+            if ("latency_p99_s < 2 ms" in l or "99.9% of rate" in l) and not l.startswith("FAIL")]
+    assert len(rows) == 2
+    assert re.search(r"throughput_ratio >= 99\.9% of rate\s+0\.9995\s+0\.999\s+0\.0005\s+PASS \(marginal\)", rows[0])
+    assert re.search(r"latency_p99_s < 2 ms\s+3\.1 ms\s+2 ms\s+-1\.1 ms\s+FAIL", rows[1])
+    lines = text.splitlines()
+    summary_at = [i for i, l in enumerate(lines) if l.startswith("FAIL rx udp 10.0 MS/s: ")]
+    assert summary_at and summary_at[0] > lines.index(rows[1]), "summary line after the table"

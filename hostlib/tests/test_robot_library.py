@@ -1,0 +1,181 @@
+"""HilrigLibrary in a real Robot run: expansion of YAML cases, selection, verdict mapping, sinks.
+
+Robot, the DSL loader, the rig loader, the outbox and the evidence writer are
+the real ones. Only the engine is replaced, and only inside these tests
+(FAKE ENGINE below, via monkeypatch on hostlib.engine.run_case): it "measures"
+metrics chosen per case name and judges them with the case's real thresholds,
+so these tests need no native build. End-to-end runs on the simulator are
+covered by the lead's suite tests.
+"""
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+import robot
+from robot.api import ExecutionResult
+
+from hostlib import DeviceAbsent
+from hostlib.results import CaseResult
+from hostlib.results.record import iso_utc, utc_now
+
+REPO = Path(__file__).resolve().parents[2]
+
+RIG = """\
+name: testrig
+devices:
+  dut:
+    driver: sim
+    channels: 2
+    max_rate: 1 GS/s
+    directions: [rx, tx, loopback]
+    transports: [udp, shm]
+results:
+  outbox: out/outbox
+"""
+
+CASE = """\
+name: {name}
+device: dut
+direction: {direction}
+channels: 1
+format: sc16
+master_clock: 200 MHz
+{ratio}: 20
+transport: {{kind: {kind}, frame_bytes: 8000}}
+duration: 1 s
+pattern: counter
+tags: [{tags}]
+thresholds:
+  throughput: ">= 99% of rate"
+  missing_frames: "== 0"
+"""
+
+GOOD = {"throughput_sps": 10e6, "throughput_ratio": 1.0, "missing_frames": 0.0, "overruns": 0.0,
+        "underruns": 0.0, "latency_p99_s": 0.0002}
+BAD = dict(GOOD, throughput_sps=9.0e6, throughput_ratio=0.9, missing_frames=125.0)
+
+
+# ---- FAKE ENGINE (test only): stands in for hostlib.engine.run_case -----------------
+def fake_run_case(case, rig, *, run_id, progress=None):
+    behaviour = case.name.split()[-1]  # the last word of the case name says what to do
+    if behaviour == "absent":
+        raise DeviceAbsent(f"rig {rig.name!r} has no device for {case.name!r}")
+    started = iso_utc(utc_now())
+    metrics = {"pass": GOOD, "fail": BAD}.get(behaviour, {})
+    series = [{"t_s": 1.0, "throughput_sps": metrics.get("throughput_sps", 0.0), "missing_frames": 0.0}]
+    if progress and metrics:
+        progress(series[0])
+    result = CaseResult(case=case, rig_name=rig.name, device=case.device, driver="sim", run_id=run_id,
+                        started_utc=started, ended_utc=iso_utc(utc_now()), verdict="ERROR",
+                        metrics=dict(metrics), series=series if metrics else [])
+    if behaviour == "crash":
+        result.error = "device: hilrig-sim exited with signal 9"
+        return result
+    result.thresholds = [t.evaluate(result.metrics, case) for t in case.thresholds]
+    result.verdict = "PASS" if all(t.passed for t in result.thresholds) else "FAIL"
+    return result
+
+
+@pytest.fixture
+def suite_dir(tmp_path, monkeypatch):
+    import hostlib.engine
+
+    monkeypatch.setattr(hostlib.engine, "run_case", fake_run_case)
+    monkeypatch.chdir(tmp_path)  # evidence goes to results/evidence under the cwd
+    monkeypatch.delenv("HILRIG_RIG", raising=False)
+    (tmp_path / "rig.yaml").write_text(RIG)
+    suite = tmp_path / "cases"
+    suite.mkdir()
+    shutil.copy(REPO / "testcases" / "hilrig.robot", suite / "hilrig.robot")  # the real thin suite
+    return suite
+
+
+def write_case(suite: Path, file: str, name: str, direction="rx", kind="udp", tags="smoke"):
+    ratio = "decimation" if direction == "rx" else "interpolation"
+    (suite / file).write_text(CASE.format(name=name, direction=direction, kind=kind, tags=tags, ratio=ratio))
+
+
+def run_robot(tmp_path: Path, suite: Path, *variables: str):
+    console = io.StringIO()
+    out = tmp_path / "robot-out"
+    rc = robot.run(str(suite), outputdir=str(out), variable=[f"RIG:{tmp_path / 'rig.yaml'}", *variables],
+                   stdout=console, stderr=console, console="verbose", log="NONE", report="NONE")
+    tests = {t.name: t for t in ExecutionResult(str(out / "output.xml")).suite.all_tests}
+    return rc, tests, console.getvalue()
+
+
+def test_one_robot_test_per_case_with_tags_verdicts_and_results(tmp_path, suite_dir, capfd):
+    write_case(suite_dir, "a_rx.yaml", "RX 10 MS/s pass", tags="smoke")
+    write_case(suite_dir, "b_tx.yaml", "TX 10 MS/s fail", direction="tx", kind="shm", tags="nightly")
+    rc, tests, console = run_robot(tmp_path, suite_dir)
+
+    assert rc == 1, console  # one failed test
+    assert list(tests) == ["RX 10 MS/s pass", "TX 10 MS/s fail"]
+    rx, tx = tests["RX 10 MS/s pass"], tests["TX 10 MS/s fail"]
+    assert set(rx.tags) == {"device:dut", "transport:udp", "direction:rx", "smoke"}
+    assert set(tx.tags) == {"device:dut", "transport:shm", "direction:tx", "nightly"}
+    assert rx.status == "PASS" and tx.status == "FAIL"
+    assert rx.message == "PASS rx udp 10.0 MS/s: 10.00 MS/s (100.0%), 0 missing, 0 O, 0 U, p99 0.20 ms"
+    assert tx.message.startswith("FAIL tx shm 10.0 MS/s: 9.00 MS/s (90.0%), 125 missing")
+    assert "missing_frames == 0 (measured 125)" in tx.message
+    assert rx.metadata["throughput_sps"] == "10.00 MS/s" and rx.metadata["verdict"] == "PASS"
+    assert tx.metadata["missing_frames"] == "125"
+
+    lp_files = list((tmp_path / "out" / "outbox").glob("*.lp"))
+    assert len(lp_files) == 1
+    case_lines = [l for l in lp_files[0].read_text().splitlines() if l.startswith("hilrig_case,")]
+    assert len(case_lines) == 2 and "verdict=PASS" in case_lines[0] and "verdict=FAIL" in case_lines[1]
+    evidence = list((tmp_path / "results" / "evidence").glob("*.json"))
+    assert [p.stem for p in evidence] == [lp_files[0].stem]
+    doc = json.loads(evidence[0].read_text())
+    assert [c["verdict"] for c in doc["cases"]] == ["PASS", "FAIL"]
+    assert doc["rig"]["text"] == RIG and doc["ended_utc"]
+
+    console = capfd.readouterr().out  # logger.console writes to the real stdout
+    assert "RX 10 MS/s pass t=1s" in console  # live progress line
+    assert f"outbox {lp_files[0]}" in console and f"evidence {evidence[0]}" in console
+
+
+def test_selection_by_case_glob_and_tag(tmp_path, suite_dir):
+    write_case(suite_dir, "a_rx.yaml", "RX 10 MS/s pass", tags="smoke")
+    write_case(suite_dir, "b_tx.yaml", "TX 10 MS/s pass", direction="tx", tags="nightly")
+    _, tests, _ = run_robot(tmp_path, suite_dir, "CASE:tx*")
+    assert list(tests) == ["TX 10 MS/s pass"]
+    _, tests, _ = run_robot(tmp_path, suite_dir, "TAG:smoke")
+    assert list(tests) == ["RX 10 MS/s pass"]
+    _, tests, _ = run_robot(tmp_path, suite_dir, "TAG:direction:tx")
+    assert list(tests) == ["TX 10 MS/s pass"]
+    rc, tests, _ = run_robot(tmp_path, suite_dir, "CASE:nothing*")
+    assert rc == 1 and list(tests) == ["Load hilrig cases"]
+    assert "none selected by CASE=nothing*" in tests["Load hilrig cases"].message
+
+
+def test_absent_device_skips_and_errors_are_told_apart(tmp_path, suite_dir):
+    write_case(suite_dir, "a.yaml", "RX absent")
+    write_case(suite_dir, "b.yaml", "RX crash")
+    _, tests, _ = run_robot(tmp_path, suite_dir)
+    absent, crash = tests["RX absent"], tests["RX crash"]
+    assert absent.status == "SKIP" and "has no device for 'RX absent'" in absent.message
+    assert crash.status == "FAIL"
+    assert crash.message == "ERROR (device) rx udp 10.0 MS/s: hilrig-sim exited with signal 9"
+    assert "error:device" in crash.tags
+    lp = next((tmp_path / "out" / "outbox").glob("*.lp")).read_text()
+    assert "verdict=SKIP" in lp and "verdict=ERROR" in lp  # skipped and errored cases are recorded too
+
+
+def test_broken_yaml_fails_the_suite_naming_file_and_line(tmp_path, suite_dir):
+    write_case(suite_dir, "good.yaml", "RX pass")
+    (suite_dir / "broken.yaml").write_text(textwrap.dedent("""\
+        name: broken
+        device: dut
+        direction: sideways
+        """))
+    rc, tests, _ = run_robot(tmp_path, suite_dir)
+    assert rc == 1 and list(tests) == ["Load hilrig cases"]
+    assert tests["Load hilrig cases"].status == "FAIL"
+    assert "broken.yaml:3" in tests["Load hilrig cases"].message

@@ -1,0 +1,120 @@
+"""Threshold grammar (no eval), units by metric dimension, evaluation and margins."""
+import math
+
+import pytest
+
+from hostlib.dsl import ThresholdError, parse_threshold
+from hostlib.dsl.case import Case, TransportSpec
+
+
+def make_case(rate_sps=10e6, frame_bytes=8000, channels=1, duration_s=2.0):
+    return Case(
+        name="t", test_name="t", source_file="x.yaml", source_line=1, device="dut", direction="rx",
+        channels=channels, sample_format="sc16", master_clock_hz=200e6, decimation=int(200e6 // rate_sps),
+        interpolation=None, rate_sps=rate_sps, transport=TransportSpec("udp", frame_bytes, {}),
+        duration_s=duration_s, warmup_s=0.0, pattern="counter", thresholds=(), tags=(), timeout_s=40.0,
+        faults={}, sweep_point={}, raw={})
+
+
+def test_percent_of_rate_pass_with_margin():
+    th = parse_threshold("throughput", ">= 99.9% of rate")
+    assert th.metric == "throughput_sps"
+    case = make_case(rate_sps=10e6)
+    r = th.evaluate({"throughput_sps": 9.998e6}, case)
+    assert r.passed and not r.marginal
+    assert math.isclose(r.limit, 9.99e6)
+    assert math.isclose(r.margin, 8e3)
+    line = r.line()
+    assert line.startswith("throughput_sps 9.998e+06 >= 9.99e+06 (99.9% of rate) margin +8000")
+    assert line.endswith("PASS")
+
+
+def test_fail_gives_negative_margin():
+    th = parse_threshold("throughput", ">= 99.9% of rate")
+    r = th.evaluate({"throughput_sps": 9.0e6}, make_case(rate_sps=10e6))
+    assert not r.passed
+    assert math.isclose(r.margin, -0.99e6)
+    assert r.line().endswith("FAIL")
+
+
+def test_limit_follows_the_case():
+    th = parse_threshold("throughput", ">= 50% of rate")
+    assert th.limit_value(make_case(rate_sps=1e6)) == 0.5e6
+    assert th.limit_value(make_case(rate_sps=25e6)) == 12.5e6
+    spf = parse_threshold("dropped_samples", "<= 100% of samples_per_frame")
+    assert spf.limit_value(make_case(frame_bytes=8000, channels=2)) == (8000 - 48) // 8
+
+
+@pytest.mark.parametrize("metric, text, measured, passed, margin", [
+    ("latency_p99", "< 2 ms", 1.5e-3, True, 0.5e-3),
+    ("latency_p99", "< 2 ms", 2e-3, False, 0.0),
+    ("latency_p99", "<= 2 ms", 2e-3, True, 0.0),
+    ("missing_frames", "== 0", 0, True, 0.0),  # margin +0, never -0 (it is printed)
+    ("missing_frames", "== 0", 3, False, -3.0),
+    ("overruns", "!= 0", 2, True, 2.0),
+    ("overruns", "> 1", 1, False, 0.0),
+    ("throughput_ratio", ">= 99.9%", 0.9995, True, 0.0005),
+    ("throughput", ">= 10 MSPS", 9.99e6, False, -1e4),
+    ("host_cpu", "< 80%", 45.0, True, 35.0),
+    ("throughput_bytes", ">= 1 Gbit/s", 200e6, True, 75e6),
+])
+def test_ops_units_and_margins(metric, text, measured, passed, margin):
+    th = parse_threshold(metric, text)
+    r = th.evaluate({th.metric: measured}, make_case())
+    assert r.passed is passed
+    assert math.isclose(r.margin, margin, abs_tol=1e-12)
+
+
+def test_missing_metric_fails_with_message():
+    r = parse_threshold("overruns", "== 0").evaluate({"missing_frames": 0}, make_case())
+    assert not r.passed and r.measured is None
+    assert "not measured" in r.message and "overruns" in r.line()
+
+
+def test_metric_given_by_alias_in_results():
+    r = parse_threshold("latency_p99_s", "< 2 ms").evaluate({"latency_p99": 1e-3}, make_case())
+    assert r.passed
+
+
+def test_nan_measurement_fails():
+    r = parse_threshold("latency_p99", "< 2 ms").evaluate({"latency_p99_s": float("nan")}, make_case())
+    assert not r.passed
+
+
+def test_marginal_band():
+    th = parse_threshold("throughput", {"limit": ">= 99% of rate", "marginal": ">= 99.9% of rate"})
+    case = make_case(rate_sps=10e6)
+    inside = th.evaluate({"throughput_sps": 9.995e6}, case)
+    assert inside.passed and not inside.marginal
+    close = th.evaluate({"throughput_sps": 9.95e6}, case)
+    assert close.passed and close.marginal and "marginal" in close.line()
+    out = th.evaluate({"throughput_sps": 9.8e6}, case)
+    assert not out.passed and not out.marginal
+
+
+@pytest.mark.parametrize("metric, spec, words", [
+    ("throughput", ">= 99.9% of rat", ["unknown parameter", "'rate'"]),
+    ("throughput", "=> 10", ["does not parse", ">="]),
+    ("throughput", ">= ten", ["does not parse"]),
+    ("throughput", "99%", ["does not parse"]),
+    ("throughput", ">= 10 MHz and < 20 MHz", ["does not parse"]),
+    ("throughput", "__import__('os')", ["does not parse"]),
+    ("latency_p99", "< 2 MHz", ["unit does not fit", "time"]),
+    ("latency_p99", "< 1% of rate", ["time", "rate"]),
+    ("missing_frames", "== 0 ms", ["count", "plain number"]),
+    ("droped_samples", "== 0", ["unknown metric", "dropped_samples"]),
+    ("overruns", 0, ["not a comparison"]),
+    ("throughput", {"limit": ">= 99% of rate", "marginl": ">= 1"}, ["marginl", "allowed: limit, marginal"]),
+    ("throughput", {"marginal": ">= 99% of rate"}, ["needs 'limit'"]),
+    ("throughput", {"limit": ">= 99% of rate", "marginal": "<= 1"}, ["same way"]),
+])
+def test_parse_errors_say_what_is_allowed(metric, spec, words):
+    with pytest.raises(ThresholdError) as e:
+        parse_threshold(metric, spec)
+    for w in words:
+        assert w in str(e.value), str(e.value)
+
+
+def test_exact_hit_margin_prints_without_minus():
+    r = parse_threshold("missing_frames", "== 0").evaluate({"missing_frames": 0}, make_case())
+    assert "margin +0 PASS" in r.line()
