@@ -11,9 +11,9 @@ RIG ?= rigs/sim.yaml
 ROBOT_OUT ?= results/robot
 
 APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
-	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps
+	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb
 
-.PHONY: all deps venv build run test test-native test-python test-robot nightly validate clean
+.PHONY: all deps venv influxdb build run test test-native test-python test-robot nightly validate clean
 
 all: build
 
@@ -35,7 +35,19 @@ $(VENV)/.installed: pyproject.toml | deps
 
 venv: $(VENV)/.installed
 
-build: deps venv
+# InfluxDB 1.8.10 (v1 + v2 compat API, Flux) for the result-shipping tests, built from
+# source once with Go; Debian's `influxdb` package (1.6.7, v1 API only) comes from apt.
+# The apt unit is never started by us: the tests start their own servers on free ports.
+INFLUXD_18 := $(BUILD)/influxdb-1.8.10/influxd
+GO := $(shell command -v go 2>/dev/null || { test -x /usr/local/go/bin/go && echo /usr/local/go/bin/go; })
+
+$(INFLUXD_18):
+	@if [ -z "$(GO)" ]; then echo "error: Go is needed to build InfluxDB 1.8.10 (not on PATH, not at /usr/local/go/bin/go)" >&2; exit 1; fi
+	GOBIN=$(CURDIR)/$(BUILD)/influxdb-1.8.10 GOFLAGS=-p=2 $(GO) install github.com/influxdata/influxdb/cmd/influxd@v1.8.10
+
+influxdb: deps $(INFLUXD_18)
+
+build: deps venv influxdb
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON_SYS) >/dev/null
 	cmake --build $(BUILD) -j2
 

@@ -1,4 +1,4 @@
-"""`hilrig` command line: run, validate, sim.
+"""`hilrig` command line: run, validate, sim, results.
 
 Exit codes: 0 all PASS/SKIP, 1 a threshold FAILed, 2 config error,
 3 infrastructure error, 4 device error, 130 interrupted.
@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("sim", help="start the simulator and print what it says about itself")
     sim.add_argument("--binary", help="path of hilrig-sim (default: the built one)")
+
+    from .results import add_parser as add_results_parser
+    add_results_parser(sub)
     return parser
 
 
@@ -46,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "run":
             from .run import run_command
             return run_command(args)
+        if args.command == "results":
+            from .results import results_command
+            return results_command(args)
         if args.command == "validate":
             from ..dsl import validate_command
             return validate_command(args.paths)

@@ -10,6 +10,8 @@ from rich.console import Console
 from ..dsl import load_cases
 from ..engine import run_case
 from ..results import Evidence, Outbox, new_run_id, render_verdict, results_dirs
+from ..results.influx import ship_after_run
+from ..results.record import iso_utc, utc_now
 from ..rig import default_rig_path, load_rig
 
 EXIT_FOR_VERDICT = {"PASS": 0, "SKIP": 0, "FAIL": 1}
@@ -49,6 +51,10 @@ def run_command(args) -> int:
     evidence = Evidence(evidence_dir, run_id, rig_path=rig_path, rig_name=rig.name)
     console.print(f"run {run_id} on rig {rig.name} ({rig_path}): {len(cases)} test(s)")
     worst = 0
+    started = iso_utc(utc_now())
+    verdicts: list[str] = []
+    run_lock = outbox.hold(run_id)  # the shipper leaves this run's file alone until we release it
+    finished = False
     try:
         for case in cases:
             console.print(f"[bold]{case.test_name}[/bold]  ({case.source_file}:{case.source_line})")
@@ -57,14 +63,26 @@ def run_command(args) -> int:
                 console.file.write("\n")
             outbox.append(result)
             evidence.add(result)
+            verdicts.append(result.verdict)
             console.print(render_verdict(result))
             code = EXIT_FOR_VERDICT.get(result.verdict)
             if code is None:  # ERROR
                 code = 4 if result.error_kind == "device" else 3
             worst = max(worst, code)
+        finished = True
     finally:
         evidence.finish()
+        try:
+            if verdicts:
+                outbox.append_run_summary(run_id, rig.name, verdicts, started, iso_utc(utc_now()))
+        finally:
+            run_lock.release()
         console.print(f"results: {outbox.file_for(run_id)} (outbox), {evidence.path} (evidence)")
+    # Shipping never changes the exit code: the verdicts above are final either way. After an
+    # interrupt nothing is shipped (no waiting on a server); the next run or `results push` does it.
+    if finished:
+        for line in ship_after_run(rig, outbox.path):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     return worst
 
 

@@ -159,6 +159,16 @@ class SimProcess:
         self._stderr.close()
 
 
+DEFAULT_FIFO_BYTES = 4 * 1024 * 1024
+
+
+def default_fifo_frames(frame_bytes: int) -> int:
+    """A 4 MiB device FIFO, like a USRP's DRAM buffer: the simulator rides out
+    a few ms of host scheduling jitter at moderate rates, and still overflows
+    within a fraction of a millisecond when asked for GS/s."""
+    return max(16, DEFAULT_FIFO_BYTES // int(frame_bytes))
+
+
 def stream_config(case: Any, device: Any) -> dict:
     """The stream config shared by the host streams and the simulator (see docs)."""
     t = case.transport
@@ -208,7 +218,8 @@ class SimDriver(Driver):
     def configure(self, case: Any) -> None:
         nat = native()
         cfg = stream_config(case, self.device)
-        fifo_frames = getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None) or 64
+        fifo_frames = (getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
+                       or default_fifo_frames(cfg["frame_bytes"]))
         faults = dict(getattr(case, "faults", None) or {})
         self._config = cfg
         kind = cfg["transport"]["kind"]

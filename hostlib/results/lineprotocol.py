@@ -25,6 +25,7 @@ from .record import CaseResult, to_datetime, to_ns
 
 CASE_MEASUREMENT = "hilrig_case"
 SERIES_MEASUREMENT = "hilrig_series"
+RUN_MEASUREMENT = "hilrig_run"
 
 
 def _one_line(text: Any) -> str:
@@ -59,8 +60,7 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     p = Point(CASE_MEASUREMENT)
     tags = _common_tags(result)
     tags["verdict"] = result.verdict
-    for key, value in (getattr(result.case, "sweep_point", None) or {}).items():
-        tags[f"sweep_{key}"] = str(value)
+    tags.update(_sweep_tags(result))
     for key, value in tags.items():
         p.tag(key, value)  # empty values are dropped by Point (line protocol forbids them)
     for name, value in result.metrics.items():
@@ -83,9 +83,13 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     return p
 
 
+def _sweep_tags(result: CaseResult) -> dict[str, str]:
+    return {f"sweep_{k}": str(v) for k, v in (getattr(result.case, "sweep_point", None) or {}).items()}
+
+
 def series_points(result: CaseResult) -> list[Point]:
     """One `hilrig_series` row per second of the measured window."""
-    tags = _common_tags(result)
+    tags = _common_tags(result) | _sweep_tags(result)
     start_ns = to_ns(result.started_utc)
     points = []
     for row in result.series:
@@ -111,3 +115,20 @@ def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]
     """Every line-protocol line for one result: the case row, then its series."""
     points = [case_point(result, git_sha=git_sha), *series_points(result)]
     return [line for line in (p.to_line_protocol() for p in points) if line]
+
+
+def run_point(run_id: str, rig_name: str, verdicts: list[str], started_utc, ended_utc, *,
+              git_sha: str | None = None) -> Point:
+    """The `hilrig_run` summary row of a whole run, stamped with its end time."""
+    p = Point(RUN_MEASUREMENT)
+    if rig_name:
+        p.tag("rig", rig_name)
+    p.field("cases", float(len(verdicts)))
+    for verdict, name in (("PASS", "passed"), ("FAIL", "failed"), ("SKIP", "skipped"), ("ERROR", "errors")):
+        p.field(name, float(verdicts.count(verdict)))
+    p.field("pass_ratio", verdicts.count("PASS") / len(verdicts) if verdicts else 0.0)
+    p.field("wall_s", float((to_datetime(ended_utc) - to_datetime(started_utc)).total_seconds()))
+    p.field("run_id", run_id)
+    p.field("git_sha", git_sha or "")
+    p.time(to_ns(ended_utc), WritePrecision.NS)
+    return p

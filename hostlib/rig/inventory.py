@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 from ruamel.yaml.comments import CommentedMap
 
 from hostlib._exceptions import ConfigError, ConfigIssue
@@ -75,10 +75,57 @@ class _DeviceModel(BaseModel):
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
 
 
+# Keys that would put a secret into the (committed) rig file; the hint says what to write instead.
+INLINE_SECRETS = {"token": "token_env: VARIABLE or token_file: PATH",
+                  "password": "password_env: VARIABLE or password_file: PATH"}
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"), Field(strict=True)]
+
+
+class _InfluxModel(BaseModel):
+    """results.influxdb: where the outbox ships to (docs/results.md). Secrets come from the
+    environment or a file named here, never from the YAML itself."""
+    model_config = ConfigDict(extra="forbid")
+    url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s/]+(/\S*)?$"), Field(strict=True)]
+    api: Literal["v1", "v2"]
+    database: NonEmpty | None = None          # v1
+    retention_policy: NonEmpty | None = None  # v1, optional (server default otherwise)
+    org: NonEmpty | None = None               # v2
+    bucket: NonEmpty | None = None            # v2
+    username: NonEmpty | None = None
+    password_env: EnvName | None = None
+    password_file: NonEmpty | None = None
+    token_env: EnvName | None = None
+    token_file: NonEmpty | None = None
+    tls_verify: Annotated[bool, Field(strict=True)] = True
+    ca_file: NonEmpty | None = None
+    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")] = 10.0
+    batch_lines: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 5000
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "_InfluxModel":
+        problems = []
+        if self.api == "v1" and not self.database:
+            problems.append("api v1 needs database (and optionally retention_policy)")
+        if self.api == "v2" and not (self.org and self.bucket):
+            problems.append("api v2 needs org and bucket")
+        if self.password_env and self.password_file:
+            problems.append("give password_env or password_file, not both")
+        if self.token_env and self.token_file:
+            problems.append("give token_env or token_file, not both")
+        if (self.password_env or self.password_file) and not self.username:
+            problems.append("a password needs username")
+        if self.api == "v1" and (self.token_env or self.token_file):
+            problems.append("api v1 authenticates with username and password_env/password_file")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+
 class _ResultsModel(BaseModel):
-    # Sinks beyond the outbox (InfluxDB ...) come with later issues; accept their sections as mappings.
-    model_config = ConfigDict(extra="allow")
-    outbox: NonEmpty = "results/outbox"
+    model_config = ConfigDict(extra="forbid")
+    outbox: NonEmpty = "results/outbox"        # always on
+    evidence: NonEmpty | None = None
+    influxdb: _InfluxModel | None = None       # optional: ship the outbox there after every run
 
 
 class _RigModel(BaseModel):
@@ -98,11 +145,15 @@ def load_rig(path: str | Path) -> Rig:
     tree = src.tree
     if not isinstance(tree, CommentedMap):
         raise ConfigError(ConfigIssue(file, 1, "", "a rig file is a mapping with name, devices and results"))
+    secret_issues = _inline_secret_issues(file, tree)
     try:
         m = _RigModel.model_validate(to_plain(tree))
     except ValidationError as e:
-        raise ConfigError(sorted(pydantic_issues(e, _RigModel, file, tree),
+        raise ConfigError(sorted(secret_issues + [i for i in pydantic_issues(e, _RigModel, file, tree)
+                                                  if i.field not in {s.field for s in secret_issues}],
                                  key=lambda i: (i.line or 0, i.field))) from None
+    if secret_issues:
+        raise ConfigError(secret_issues)
     devices = {}
     for alias, d in m.devices.items():
         devices[alias] = DeviceEntry(
@@ -110,8 +161,24 @@ def load_rig(path: str | Path) -> Rig:
             max_rate_sps=d.max_rate, directions=tuple(dict.fromkeys(d.directions)),
             transports=tuple(dict.fromkeys(d.transports)), fifo_frames=d.fifo_frames,
             line=line_of(tree, ("devices", alias)))
-    return Rig(name=m.name, file=file, devices=devices, results=m.results.model_dump(),
-               description=m.description)
+    results = m.results.model_dump()
+    if results["evidence"] is None:
+        del results["evidence"]
+    if results["influxdb"] is not None:
+        results["influxdb"]["line"] = line_of(tree, ("results", "influxdb"))  # for use-time errors
+    return Rig(name=m.name, file=file, devices=devices, results=results, description=m.description)
+
+
+def _inline_secret_issues(file: str, tree: CommentedMap) -> list[ConfigIssue]:
+    """A token or password written into the rig file is refused (the file is committed)."""
+    section = tree.get("results")
+    influx = section.get("influxdb") if isinstance(section, CommentedMap) else None
+    if not isinstance(influx, CommentedMap):
+        return []
+    return [ConfigIssue(file, line_of(tree, ("results", "influxdb", key)), f"results.influxdb.{key}",
+                        f"secrets never go into a rig file (it is committed and copied into evidence); "
+                        f"write {hint}")
+            for key, hint in INLINE_SECRETS.items() if key in influx]
 
 
 def resolve_rig_path(name_or_path: str | Path) -> Path:

@@ -73,6 +73,9 @@ class HilrigLibrary:
         self.outbox: Outbox | None = None
         self.outbox_file: Path | None = None
         self.evidence: Evidence | None = None
+        self.run_lock = None          # flock on the run's outbox file: not shipped while we write it
+        self.run_started: str | None = None
+        self.verdicts: list[str] = []
         self._load_errors: list[str] = []
         self._expanded: set[str] = set()  # suite ids this library expanded
 
@@ -120,6 +123,8 @@ class HilrigLibrary:
             outbox_dir, evidence_dir = results_dirs(self.rig)
             self.outbox = Outbox(outbox_dir)
             self.outbox_file = self.outbox.file_for(self.run_id)
+            self.run_lock = self.outbox.hold(self.run_id)
+            self.run_started = iso_utc(utc_now())
             self.evidence = Evidence(evidence_dir, self.run_id, rig_path=self.rig_path,
                                      rig_name=getattr(self.rig, "name", None))
         logger.console(f"hilrig: run {self.run_id}, rig {self.rig_path}, {len(selected)} of {len(cases)} cases")
@@ -146,6 +151,26 @@ class HilrigLibrary:
             result.metadata["hilrig outbox"] = str(self.outbox_file)
             logger.console(f"hilrig results: outbox {self.outbox_file}\n"
                            f"                evidence {path}")
+        self._finish_run()
+
+    def _finish_run(self) -> None:
+        """Close the run: its hilrig_run summary row, release the file, ship the outbox.
+        Shipping problems are printed, never raised: the verdicts are already final."""
+        if self.outbox is None or self.run_lock is None:
+            return
+        from ..results.influx import ship_after_run
+
+        try:
+            if self.verdicts:
+                self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "", self.verdicts,
+                                               self.run_started, iso_utc(utc_now()))
+        except InfrastructureError as exc:
+            logger.console(f"hilrig results: {exc}")
+        finally:
+            self.run_lock.release()
+            self.run_lock = None
+        for line in ship_after_run(self.rig, self.outbox.path):
+            logger.console(line)
 
     # ---------------------------------------------------------------- keywords
 
@@ -200,6 +225,7 @@ class HilrigLibrary:
         return result
 
     def _record(self, result: CaseResult) -> None:
+        self.verdicts.append(result.verdict)
         if self.outbox is not None:
             self.outbox.append(result)
         if self.evidence is not None:
