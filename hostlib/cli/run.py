@@ -17,14 +17,14 @@ from ..rig import default_rig_path, load_rig
 EXIT_FOR_VERDICT = {"PASS": 0, "SKIP": 0, "FAIL": 1}
 
 
-def _progress_printer(console: Console, test_name: str):
+def _progress_printer(console: Console):
     live = console.is_terminal
 
     def show(row: dict) -> None:
         line = (
-            f"  {test_name[:40]:40s} t={row['t_s']:6.1f} s  {row['throughput_sps'] / 1e6:9.3f} MS/s "
-            f"({100 * row['throughput_ratio']:6.2f}%)  missing {row['missing_frames']:.0f}  "
-            f"O {row['overruns']:.0f}  U {row['underruns']:.0f}  pattern {row['pattern_errors']:.0f}"
+            f"  t={row['t_s']:5.1f} s {row['throughput_sps'] / 1e6:9.3f} MS/s ({100 * row['throughput_ratio']:6.2f}%)"
+            f" miss {row['missing_frames']:.0f} O {row['overruns']:.0f} U {row['underruns']:.0f}"
+            f" pat {row['pattern_errors']:.0f}"
         )
         if live:
             console.file.write("\r" + line)
@@ -58,7 +58,7 @@ def run_command(args) -> int:
     try:
         for case in cases:
             console.print(f"[bold]{case.test_name}[/bold]  ({case.source_file}:{case.source_line})")
-            result = run_case(case, rig, run_id=run_id, progress=_progress_printer(console, case.test_name))
+            result = run_case(case, rig, run_id=run_id, progress=_progress_printer(console))
             if console.is_terminal:
                 console.file.write("\n")
             outbox.append(result)

@@ -14,6 +14,7 @@ from .._exceptions import DeviceAbsent, DeviceError, HilrigError, Infrastructure
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
 from ..results.record import CaseResult
+from ..results.verdict import summary_line
 from . import measure
 from .verdict import judge
 
@@ -77,16 +78,17 @@ def run_case(
         _stream(case, driver, result, progress)
         judge(case, result)
     except DeviceAbsent as exc:
-        result.verdict, result.message, result.error = "SKIP", str(exc), None
+        result.verdict, result.error, result.message = "SKIP", None, str(exc)
+        result.message = summary_line(result)
     except DeviceError as exc:
         result.verdict, result.error = "ERROR", f"device: {exc}"
-        result.message = f"ERROR (device) {exc}"
+        result.message = summary_line(result)
     except InfrastructureError as exc:
         result.verdict, result.error = "ERROR", f"infrastructure: {exc}"
-        result.message = f"ERROR (infrastructure) {exc}"
+        result.message = summary_line(result)
     except HilrigError as exc:
         result.verdict, result.error = "ERROR", str(exc)
-        result.message = f"ERROR {exc}"
+        result.message = summary_line(result)
     finally:
         if driver is not None:
             driver.close()
