@@ -1,0 +1,90 @@
+"""The `hilrig` command as a technician uses it: validate, run, interrupt."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import hostlib
+
+from .conftest import REPO, requires_native
+
+
+def hilrig(*args: str, cwd: Path, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "hostlib", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
+
+
+def sim_pids() -> set[int]:
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "hilrig-sim":
+                    pids.add(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+def test_public_surface_is_what_all_says():
+    for name in hostlib.__all__:
+        assert getattr(hostlib, name) is not None, name
+
+
+def test_validate_exit_codes(tmp_path):
+    ok = hilrig("validate", str(REPO / "testcases"), cwd=tmp_path)
+    out, _ = ok.communicate(timeout=60)
+    assert ok.returncode == 0, out
+    bad = hilrig("validate", str(REPO / "hostlib/tests/yaml_corpus/two_errors.yaml"), cwd=tmp_path)
+    out, _ = bad.communicate(timeout=60)
+    assert bad.returncode == 2
+    assert "two_errors.yaml:7" in out and "two_errors.yaml:10" in out
+
+
+@requires_native
+def test_interrupted_run_keeps_measured_results_and_leaks_nothing(tmp_path):
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(textwrap.dedent("""
+        cases:
+          - {name: first, device: dut, direction: rx, master_clock: 100 MHz, decimation: 100,
+             transport: {kind: shm, frame_bytes: 8048}, duration: 0.5 s}
+          - {name: second, device: dut, direction: rx, master_clock: 100 MHz, decimation: 100,
+             transport: {kind: shm, frame_bytes: 8048}, duration: 30 s}
+    """))
+    outbox = tmp_path / "outbox"
+    before = sim_pids()
+    proc = hilrig("run", str(cases), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(outbox), cwd=tmp_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        files = list(outbox.glob("*.lp"))
+        if files and "first" in files[0].read_text():
+            break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        raise AssertionError("first case never reached the outbox: " + proc.communicate()[0])
+    time.sleep(1.0)  # the second case is streaming now
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 130, out
+    lines = [l for l in files[0].read_text().splitlines() if l.startswith("hilrig_case")]
+    assert len(lines) == 1 and "testcase=first" in lines[0]
+    time.sleep(0.2)
+    assert sim_pids() - before == set(), "simulator left running after Ctrl-C"
+    assert "interrupted" in out
+
+
+@requires_native
+def test_absent_device_skips_with_exit_zero(tmp_path):
+    case = tmp_path / "c.yaml"
+    case.write_text("{name: on x310, device: x310, direction: rx, master_clock: 200 MHz, decimation: 2,"
+                    " transport: {kind: udp, frame_bytes: 8000}, duration: 1 s}\n")
+    proc = hilrig("run", str(case), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(tmp_path / "o"), cwd=tmp_path)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert "SKIP" in out and "x310" in out
