@@ -11,9 +11,10 @@ RIG ?= rigs/sim.yaml
 ROBOT_OUT ?= results/robot
 
 APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
-	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb
+	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb \
+	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio
 
-.PHONY: all deps venv influxdb build run test test-native test-python test-robot nightly validate clean
+.PHONY: all deps venv influxdb build bench run test test-native test-python test-robot nightly validate clean
 
 all: build
 
@@ -46,6 +47,9 @@ $(INFLUXD_18):
 	GOBIN=$(CURDIR)/$(BUILD)/influxdb-1.8.10 GOFLAGS=-p=2 $(GO) install github.com/influxdata/influxdb/cmd/influxd@v1.8.10
 
 influxdb: deps $(INFLUXD_18)
+	@# apt starts the packaged server on a systemd host; the tests never use it.
+	@if command -v systemctl >/dev/null 2>&1 && systemctl is-enabled influxdb >/dev/null 2>&1; then \
+		systemctl disable --now influxdb || true; fi
 
 build: deps venv influxdb
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON_SYS) >/dev/null
@@ -58,6 +62,11 @@ run: build
 	echo "Robot report: $(ROBOT_OUT)/report.html"; \
 	echo "Results:      results/outbox/ (line protocol), results/evidence/ (JSON per run)"; \
 	exit $$rc
+
+# Transport benchmark: rig vs iperf3 / memcpy / Python mmap in one table
+# (docs/performance.md). BENCH_LONG=1 for the issue's full 10 s windows.
+bench: build
+	$(PY) -m hostlib.bench
 
 validate: venv
 	$(VENV)/bin/hilrig validate testcases/

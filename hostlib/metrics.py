@@ -54,7 +54,17 @@ _METRICS = [
     Metric("duration_s", "time", "measured streaming window"),
     Metric("host_cpu_percent", "percent", "host process CPU use during the window (100 = one core)", ("host_cpu",)),
     Metric("udp_rcvbuf_errors", "count", "kernel UDP receive-buffer errors during the window"),
+    Metric("drop_ratio", "ratio", "dropped samples / (received + dropped samples): the share the link lost"),
+    Metric("host_rx_cpu_percent", "percent", "CPU use of the host's receive thread during the window (100 = one core busy)"),
+    Metric("host_cpu_busy_percent", "percent", "all CPUs of the host, busy share during the window (100 = saturated)"),
+    Metric("host_limited", "count", "1 when samples were lost while the rig's own CPU was saturated "
+           "(receive thread >= 90 % or all CPUs >= 95 %): the host, not the device, was the limit"),
+    Metric("socket_buffer_capped", "count", "1 when the kernel granted a smaller socket buffer than the rate needs (rmem_max)"),
 ]
+
+# Thresholds used by the engine to call a lossy run host-limited (docs/performance.md).
+HOST_LIMITED_RX_THREAD_PERCENT = 90.0
+HOST_LIMITED_ALL_CPUS_PERCENT = 95.0
 
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 _ALIASES: dict[str, str] = {}

@@ -39,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .results import add_parser as add_results_parser
     add_results_parser(sub)
+    from .rig import add_parser as add_rig_parser
+    add_rig_parser(sub)
     return parser
 
 
@@ -52,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "results":
             from .results import results_command
             return results_command(args)
+        if args.command == "rig":
+            from .rig import rig_command
+            return rig_command(args)
         if args.command == "validate":
             from ..dsl import validate_command
             return validate_command(args.paths)

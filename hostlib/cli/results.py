@@ -38,6 +38,8 @@ def results_command(args) -> int:
     outbox_dir, _ = results_dirs(rig)
     target = InfluxTarget.from_rig(rig)
     console = Console()
+    if not console.is_terminal:  # piped or captured: do not squeeze the table into 80 columns
+        console = Console(width=200)
     if args.results_command == "push":
         if target is None:
             console.print(f"hilrig results: {rig_path} names no InfluxDB (results.influxdb); "
@@ -172,14 +174,23 @@ def _table(run_id: str, rows: list[dict[str, Any]], source: str) -> Table:
     sha = rows[0].get("git_sha", "") if rows else ""
     table = Table(title=Text(f"run {run_id} on rig {rig} ({counts}) from {source}"),
                   caption=f"git {sha}" if sha else None, title_justify="left")
-    table.add_column("testcase")
+    table.add_column("testcase", no_wrap=True)
     table.add_column("verdict")
     for _, heading in COLUMNS:
         table.add_column(heading, justify="right")
-    table.add_column("message", overflow="fold")
+    table.add_column("why (not PASS)", overflow="fold")
     styles = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
     for row in rows:
         verdict = str(row.get("verdict", ""))
         table.add_row(Text(str(row.get("testcase", ""))), Text(verdict, style=styles.get(verdict, "")),
-                      *[_num(row, key) for key, _ in COLUMNS], Text(str(row.get("message", ""))))
+                      *[_num(row, key) for key, _ in COLUMNS],
+                      Text(_why(row) if verdict != "PASS" else ""))
     return table
+
+
+def _why(row: dict) -> str:
+    """The part of the summary line that says what went wrong (the numbers are in the columns)."""
+    message = str(row.get("message", ""))
+    if "; failed: " in message:
+        return message.split("; failed: ", 1)[1]
+    return str(row.get("error") or "") or message

@@ -178,6 +178,9 @@ def stream_config(case: Any, device: Any) -> dict:
         transport["host"] = opts.get("host", "127.0.0.1")
         transport["port"] = int(opts.get("port", 0))
         transport["socket_buffer_bytes"] = int(opts.get("socket_buffer_bytes", opts.get("socket_buffer", 4 * 1024 * 1024)))
+        for knob in ("gso", "gro", "busy_poll"):  # offload switches (docs/performance.md)
+            if knob in opts:
+                transport[knob] = bool(opts[knob])
     elif t.kind == "shm":
         transport["slots"] = int(opts.get("slots", 256))
     return {

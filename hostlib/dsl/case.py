@@ -55,6 +55,11 @@ class Case:
     sweep_point: dict[str, object]
     raw: dict[str, Any]
     fifo_frames: int | None = None    # simulator device FIFO depth; None = the rig's/simulator's default
+    # What the case needs from the device (hostlib.rig.requires): keys channels (int),
+    # directions (tuple), rate_sps (float), transports (tuple); empty = nothing extra.
+    requires: dict[str, Any] = field(default_factory=dict)
+    stream_args: dict[str, Any] = field(default_factory=dict)     # driver stream args (UHD spp, Soapy WIRE ...)
+    transport_args: dict[str, Any] = field(default_factory=dict)  # radio transport args (num_recv_frames ...)
 
     @property
     def bytes_per_sample(self) -> int:

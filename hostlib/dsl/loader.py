@@ -29,9 +29,10 @@ __all__ = ["load_cases", "validate_paths", "validate_command", "load_file", "fin
 UDP_MAX_FRAME_BYTES = 65507          # largest IPv4 UDP payload (65535 - 8 UDP - 20 IP)
 SHM_MAX_FRAME_BYTES = 64 * 1024**2   # a slot larger than this is a typo, not a test
 DEFAULT_TIMEOUT_MARGIN_S = 30.0      # default timeout = duration + warmup + this
-UDP_DEFAULTS = {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2}
+UDP_DEFAULTS = {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2,
+                "gso": True, "gro": True, "busy_poll": False}
 SHM_DEFAULTS = {"slots": 256}
-_UDP_KNOBS = ("host", "port", "socket_buffer")
+_UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll")
 _SHM_KNOBS = ("slots",)
 _ALIASES = {"frame_bytes": "frame_size"}   # canonical -> alias, for finding lines
 
@@ -133,6 +134,9 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
             options["port"] = t.port
         if t.socket_buffer is not None:
             options["socket_buffer_bytes"] = t.socket_buffer
+        for knob in ("gso", "gro", "busy_poll"):
+            if getattr(t, knob) is not None:
+                options[knob] = getattr(t, knob)
     else:
         options = dict(SHM_DEFAULTS)
         if t.slots is not None:
@@ -149,8 +153,27 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         duration_s=m.duration, warmup_s=m.warmup, pattern=m.pattern,
         thresholds=tuple(thresholds), tags=tuple(m.tags), timeout_s=timeout,
         faults=m.faults.model_dump(), sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames,
+        requires=_requires(m), stream_args=dict(m.stream_args),
+        transport_args=(m.transport_args.model_dump(exclude_none=True) if m.transport_args else {}),
     )
     return case, []
+
+
+def _requires(m: CaseModel) -> dict[str, Any]:
+    """`requires:` in SI with plural keys (lists even when written as one value)."""
+    r = m.requires
+    if r is None:
+        return {}
+    out: dict[str, Any] = {}
+    if r.channels is not None:
+        out["channels"] = r.channels
+    if r.direction is not None:
+        out["directions"] = tuple(r.direction)
+    if r.rate is not None:
+        out["rate_sps"] = r.rate
+    if r.transport is not None:
+        out["transports"] = tuple(r.transport)
+    return out
 
 
 def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:

@@ -62,6 +62,9 @@ class TransportModel(BaseModel):
     host: NonEmpty | None = None
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
     socket_buffer: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    gso: Annotated[bool, Field(strict=True)] | None = None        # UDP_SEGMENT send batches (default on)
+    gro: Annotated[bool, Field(strict=True)] | None = None        # UDP_GRO coalesced receives (default on)
+    busy_poll: Annotated[bool, Field(strict=True)] | None = None  # spin on the socket (default off)
     # shm knobs
     slots: Annotated[int, Field(strict=True, ge=2, le=65536)] | None = None
 
@@ -73,6 +76,32 @@ class FaultsModel(BaseModel):
     corrupt_samples: Count0 = 0
     duplicate_frames: Count0 = 0
     reorder_frames: Count0 = 0
+
+
+Scalar = str | int | float | bool
+# `direction: rx` and `direction: [rx, tx]` both mean a list.
+_one_or_list = BeforeValidator(lambda v: [v] if isinstance(v, str) else v)
+
+
+class RequiresModel(BaseModel):
+    """What a case needs from the device beyond what it streams (docs/dsl.md); the
+    runner SKIPs with the reason when the rig's device cannot give it."""
+    model_config = _Strict
+    channels: Count1 | None = None
+    direction: Annotated[list[Literal["rx", "tx", "loopback"]], _one_or_list] | None = None
+    rate: Annotated[float, quantity("rate", minimum=0, exclusive=True)] | None = None
+    transport: Annotated[list[Literal["udp", "shm", "usb", "pcie"]], _one_or_list] | None = None
+
+
+class TransportArgsModel(BaseModel):
+    """Device transport args for real radios (UHD: multi_usrp::make args)."""
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+    num_recv_frames: Count1 | None = None
+    num_send_frames: Count1 | None = None
+    recv_frame_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    send_frame_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    recv_buff_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    send_buff_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
 
 
 class CaseModel(BaseModel):
@@ -95,12 +124,16 @@ class CaseModel(BaseModel):
     timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")] | None = None
     faults: FaultsModel = Field(default_factory=FaultsModel)
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
+    requires: RequiresModel | None = None
+    stream_args: dict[NonEmpty, Scalar] = Field(default_factory=dict)
+    transport_args: TransportArgsModel | None = None
 
 
 def _sweep_keys() -> list[str]:
     keys = []
     for name in CaseModel.model_fields:
-        if name in ("name", "description", "thresholds", "tags", "transport", "faults"):
+        if name in ("name", "description", "thresholds", "tags", "transport", "faults",
+                    "requires", "stream_args", "transport_args"):
             continue
         keys.append(name)
     keys += [f"transport.{k}" for k in TransportModel.model_fields] + ["transport.frame_size"]

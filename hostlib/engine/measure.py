@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..drivers.base import Snapshot
+from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 
 BYTES_PER_SAMPLE = {"sc16": 4, "sc8": 2}
 
@@ -44,6 +45,17 @@ def udp_rcvbuf_errors() -> int | None:
     table = dict(zip(udp[0][1:], udp[1][1:]))
     value = table.get("RcvbufErrors")
     return int(value) if value is not None else None
+
+
+def cpu_busy_ticks() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs from /proc/stat, None where unreadable."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    vals = [int(v) for v in first[1:]]
+    idle = vals[3] + (vals[4] if len(vals) > 4 else 0)  # idle + iowait
+    return sum(vals) - idle, sum(vals)
 
 
 def _num(d: dict, key: str) -> float:
@@ -115,6 +127,7 @@ def compute_metrics(
     final: Snapshot,
     cpu_s: float,
     rcvbuf_errors: int | None,
+    cpu_ticks: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, None),
 ) -> dict[str, float]:
     tick_bytes = bytes_per_tick(case)
     rate = float(case.rate_sps)
@@ -154,4 +167,33 @@ def compute_metrics(
     m["host_cpu_percent"] = 100.0 * cpu_s / window_s
     if rcvbuf_errors is not None:
         m["udp_rcvbuf_errors"] = float(rcvbuf_errors)
+    lost = m["dropped_samples"]
+    m["drop_ratio"] = lost / (m["samples_received"] + lost) if (m["samples_received"] + lost) > 0 else 0.0
+    # Is the rig itself the limit? Receive-thread CPU over the window, and all CPUs.
+    host_side = window_end.host_rx if case.direction in ("rx", "loopback") else window_end.host_tx
+    host_side0 = window_start.host_rx if case.direction in ("rx", "loopback") else window_start.host_tx
+    if "thread_cpu_ns" in host_side:
+        raw_window_s = max((window_end.taken_ns - window_start.taken_ns) / 1e9, 1e-9)
+        m["host_rx_cpu_percent"] = (
+            100.0 * (_num(host_side, "thread_cpu_ns") - _num(host_side0, "thread_cpu_ns")) / 1e9 / raw_window_s)
+    t0, t1 = cpu_ticks
+    if t0 is not None and t1 is not None and t1[1] > t0[1]:
+        m["host_cpu_busy_percent"] = 100.0 * (t1[0] - t0[0]) / (t1[1] - t0[1])
+    lossy = (m["missing_frames"] > 0 or m["overruns"] > 0 or m["underruns"] > 0
+             or m["throughput_ratio"] < 0.99)
+    saturated = (m.get("host_rx_cpu_percent", 0.0) >= HOST_LIMITED_RX_THREAD_PERCENT
+                 or m.get("host_cpu_busy_percent", 0.0) >= HOST_LIMITED_ALL_CPUS_PERCENT)
+    m["host_limited"] = 1.0 if (lossy and saturated) else 0.0
+    warnings = host_warnings(final)
+    m["socket_buffer_capped"] = 1.0 if any("buffer" in w for w in warnings) else 0.0
     return m
+
+
+def host_warnings(snap: Snapshot) -> list[str]:
+    """Set-up warnings the host streams reported (e.g. a socket buffer capped by rmem_max)."""
+    out: list[str] = []
+    for side in (snap.host_rx, snap.host_tx):
+        for w in side.get("warnings") or []:
+            if w not in out:
+                out.append(str(w))
+    return out

@@ -6,19 +6,24 @@ on every path: success, failure, timeout, Ctrl-C, a device that vanished.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import os
 import time
 from typing import Any, Callable
 
-from .._exceptions import DeviceAbsent, DeviceError, HilrigError, InfrastructureError
+from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
 from ..results.record import CaseResult
+from ..rig.lock import DeviceLock
+from ..rig.requires import unmet_requirement
 from ..results.verdict import summary_line
 from . import measure
 from .verdict import judge
 
 FIRST_DATA_TIMEOUT_S = 5.0
+DEFAULT_LOCK_TIMEOUT_S = 600.0
 
 
 def _utc_now() -> str:
@@ -39,7 +44,7 @@ def _check_device(case: Any, rig: Any):
     if directions and case.direction not in directions:
         raise DeviceAbsent(f"device {case.device!r} cannot stream {case.direction} (it does: {', '.join(directions)})")
     transports = getattr(device, "transports", None)
-    if transports and case.transport.kind not in transports:
+    if transports and getattr(device, "driver", "") != "uhd" and case.transport.kind not in transports:
         raise DeviceAbsent(
             f"device {case.device!r} has no {case.transport.kind} transport (it has: {', '.join(transports)})"
         )
@@ -47,6 +52,34 @@ def _check_device(case: Any, rig: Any):
     if max_rate and case.rate_sps > max_rate:
         raise DeviceAbsent(f"device {case.device!r} is limited to {max_rate:g} S/s, the case asks {case.rate_sps:g}")
     return device
+
+
+def _reference_duration(case: Any) -> Any:
+    """Cases tagged `reference` run short by default; $HILRIG_REFERENCE_DURATION
+    (seconds) lengthens them for the nightly reference run (docs/performance.md)."""
+    value = os.environ.get("HILRIG_REFERENCE_DURATION")
+    if not value or "reference" not in tuple(getattr(case, "tags", ()) or ()):
+        return case
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ConfigError(f"HILRIG_REFERENCE_DURATION={value!r}: must be a number of seconds") from None
+    timeout = getattr(case, "timeout_s", None)
+    changes: dict[str, Any] = {"duration_s": seconds}
+    if timeout is not None and timeout < seconds + case.warmup_s + 30:
+        changes["timeout_s"] = seconds + case.warmup_s + 30
+    return dataclasses.replace(case, **changes)
+
+
+def _lock_for(case: Any, device: Any):
+    """The device's lock (hostlib.rig.lock), held from open to close; None for the
+    simulator, which every run starts for itself (nothing is shared), unless the rig
+    entry sets args.lock: true. Wait: $HILRIG_LOCK_TIMEOUT seconds (default 600)."""
+    args = getattr(device, "args", None) or {}
+    if device.driver == "sim" and not args.get("lock"):
+        return None
+    timeout_s = float(os.environ.get("HILRIG_LOCK_TIMEOUT", "") or DEFAULT_LOCK_TIMEOUT_S)
+    return DeviceLock(device, case=getattr(case, "test_name", case.name), timeout_s=timeout_s).acquire()
 
 
 def _has_data(case: Any, snap: Snapshot) -> bool:
@@ -62,6 +95,7 @@ def run_case(
 ) -> CaseResult:
     """Run `case` on `rig`. Never raises for a device or threshold problem: the
     verdict says it (ERROR / FAIL / SKIP). Ctrl-C propagates after cleanup."""
+    case = _reference_duration(case)
     started_utc = _utc_now()
     result = CaseResult(
         case=case, rig_name=rig.name, device=case.device, driver="", run_id=run_id,
@@ -69,10 +103,15 @@ def run_case(
         metrics={}, thresholds=[], series=[], error=None,
     )
     driver = None
+    lock = None
     try:
         device = _check_device(case, rig)
         result.driver = device.driver
+        unmet = unmet_requirement(case, device)
+        if unmet:
+            raise DeviceAbsent(unmet)
         driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
+        lock = _lock_for(case, device)
         driver.open()
         driver.configure(case)
         _stream(case, driver, result, progress)
@@ -92,6 +131,8 @@ def run_case(
     finally:
         if driver is not None:
             driver.close()
+        if lock is not None:
+            lock.release()
         result.ended_utc = _utc_now()
     return result
 
@@ -121,6 +162,7 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
         snap = driver.poll()
     window_start = prev = snap
     cpu0 = measure.cpu_seconds()
+    ticks0 = measure.cpu_busy_ticks()
     end_ns = window_start.taken_ns + int(case.duration_s * 1e9)
     next_ns = window_start.taken_ns + 1_000_000_000
     window_end = window_start
@@ -142,10 +184,12 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
         if cur.taken_ns >= end_ns:
             break
     cpu_s = measure.cpu_seconds() - cpu0
+    ticks1 = measure.cpu_busy_ticks()
     final = driver.stop()
     rcv1 = measure.udp_rcvbuf_errors()
     rcvbuf = (rcv1 - rcv0) if (rcv0 is not None and rcv1 is not None and case.transport.kind == "udp") else None
     result.metrics = measure.compute_metrics(
         case, started_ns=started_ns, window_start=window_start, window_end=window_end,
-        final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf,
+        final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf, cpu_ticks=(ticks0, ticks1),
     )
+    result.warnings = measure.host_warnings(final)

@@ -15,3 +15,8 @@ def judge(case: Any, result: Any) -> None:
         failed = True
     result.verdict = "FAIL" if failed else "PASS"
     result.message = summary_line(result)
+    # Say so when the rig itself was the limit, rather than leaving the loss on the device.
+    if result.metrics.get("host_limited"):
+        result.message = f"host-limited: rig CPU saturated; {result.message}"
+    for warning in getattr(result, "warnings", None) or []:
+        result.message += f"; warning: {warning}"

@@ -34,12 +34,15 @@ class DeviceEntry:
     transports: tuple[str, ...]         # subset of udp, shm
     fifo_frames: int | None = None      # device FIFO depth in frames (simulator), None = driver default
     line: int | None = None             # where the entry is written
+    loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
 
     def unsupported_reason(self, case: "Case") -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can."""
         if case.direction not in self.directions:
             return f"device {self.alias!r} does not support direction {case.direction} (has {', '.join(self.directions)})"
-        if case.transport.kind not in self.transports:
+        # A UHD radio streams over its own link (usb, 10 GbE); the case's transport
+        # only sizes its frames, so the kind is not compared (docs/drivers.md).
+        if self.driver != "uhd" and case.transport.kind not in self.transports:
             return (f"device {self.alias!r} does not support transport {case.transport.kind} "
                     f"(has {', '.join(self.transports)})")
         if case.channels > self.channels:
@@ -71,7 +74,9 @@ class _DeviceModel(BaseModel):
     max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True)]
     directions: list[Literal["rx", "tx", "loopback"]] = Field(default_factory=lambda: ["rx", "tx", "loopback"],
                                                                min_length=1)
-    transports: list[Literal["udp", "shm"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)
+    # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
+    transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)
+    loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
 
 
@@ -159,7 +164,7 @@ def load_rig(path: str | Path) -> Rig:
         devices[alias] = DeviceEntry(
             alias=alias, driver=d.driver, args=dict(d.args), serial=d.serial, channels=d.channels,
             max_rate_sps=d.max_rate, directions=tuple(dict.fromkeys(d.directions)),
-            transports=tuple(dict.fromkeys(d.transports)), fifo_frames=d.fifo_frames,
+            transports=tuple(dict.fromkeys(d.transports)), fifo_frames=d.fifo_frames, loopback=dict(d.loopback),
             line=line_of(tree, ("devices", alias)))
     results = m.results.model_dump()
     if results["evidence"] is None:

@@ -42,7 +42,8 @@ def test_single_case_defaults_and_derived_values(tmp_path):
     assert c.rate_sps == 10e6 and c.master_clock_hz == 200e6 and c.decimation == 20 and c.interpolation is None
     assert c.channels == 1 and c.sample_format == "sc16" and c.pattern == "counter"
     assert c.transport.kind == "udp" and c.transport.frame_bytes == 8000   # frame_size is an alias
-    assert c.transport.options == {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2}
+    assert c.transport.options == {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2,
+                                   "gso": True, "gro": True, "busy_poll": False}
     assert c.duration_s == 2.0 and c.warmup_s == 0.0 and c.timeout_s == 32.0
     assert c.faults == {"seed": 1, "drop_frames": 0, "corrupt_samples": 0, "duplicate_frames": 0,
                         "reorder_frames": 0}

@@ -6,6 +6,7 @@ runs are real Robot / `hilrig run` runs on the simulator rig.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,14 @@ MEASUREMENTS = ("hilrig_case", "hilrig_series", "hilrig_run")
 # Starter cases copied verbatim: a 3-point sweep (sweep tags) over shm and a TX case over UDP.
 STARTER_CASES = ("rx/rx_shm_rates.yaml", "tx/tx_udp.yaml")
 ONE_CASE = "tx/tx_udp.yaml"
+# The verdicts themselves are the simulator's business (a loaded 2-core host may FAIL a
+# threshold); these tests need a verdict, whichever, and the results of every case.
+VERDICT = re.compile(r"^(PASS|FAIL) tx udp", re.M)
+
+
+def robot_finished(proc: subprocess.CompletedProcess, n_tests: int) -> None:
+    """Robot ran every test to a verdict (its exit code is the number of failed tests)."""
+    assert 0 <= proc.returncode <= n_tests and re.search(rf"\b{n_tests} tests?, ", proc.stdout), proc.stdout[-3000:]
 
 
 def write_rig(path: Path, influx: str | None, outbox: Path) -> Path:
@@ -118,7 +127,7 @@ def test_robot_run_into_influx16_v1(tmp_path, influx16):
         database: robot16
         """, tmp_path / "results" / "outbox")
     proc = robot(suite, rig, tmp_path / "robot")
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    robot_finished(proc, 4)
     sent = sorted((tmp_path / "results" / "outbox" / "sent").glob("*.lp"))
     assert len(sent) == 1 and not list((tmp_path / "results" / "outbox").glob("*.lp"))
     points = outbox_points(sent)
@@ -147,7 +156,7 @@ def test_robot_run_into_influx18_v2_with_auth(tmp_path, influx18_auth):
         """, tmp_path / "results" / "outbox")
     env = {"HILRIG_TEST_TOKEN": token}
     proc = robot(suite, rig, tmp_path / "robot", env)
-    assert proc.returncode == 0, proc.stdout[-3000:]
+    robot_finished(proc, 4)
     sent = sorted((tmp_path / "results" / "outbox" / "sent").glob("*.lp"))
     assert len(sent) == 1
     points = outbox_points(sent)
@@ -159,7 +168,7 @@ def test_robot_run_into_influx18_v2_with_auth(tmp_path, influx18_auth):
     show = hilrig("results", "show", "--run", run_id, "--rig", str(rig), cwd=tmp_path, env=env)
     assert show.returncode == 0, show.stderr
     assert f"run {run_id}" in show.stdout and "from InfluxDB" in show.stdout
-    assert show.stdout.count("PASS") >= 4 and "RX shm [decimation=8]" in show.stdout
+    assert all(name in show.stdout for name in ("RX shm [decimation=200]", "RX shm [decimation=8]", "TX UDP"))
     last = hilrig("results", "show", "--last", "1", "--rig", str(rig), cwd=tmp_path, env=env)
     assert last.returncode == 0 and run_id in last.stdout
 
@@ -185,18 +194,22 @@ def test_server_down_keeps_results_then_push_ships_backlog_once(tmp_path):
         outbox = tmp_path / "results" / "outbox"
         for _ in range(2):
             run = hilrig("run", str(REPO / "testcases" / ONE_CASE), "--rig", str(rig), cwd=tmp_path)
-            assert run.returncode == 0, run.stdout + run.stderr  # the verdict stands
-            assert "PASS tx udp" in run.stdout
+            assert run.returncode in (0, 1), run.stdout + run.stderr  # the verdict stands
+            assert VERDICT.search(run.stdout)
             assert f"kept in the outbox {outbox}" in run.stdout and "unreachable" in run.stdout
             assert server.url in run.stdout
+        # The same through Robot: verdicts finish, the suite says the results are kept.
+        proc = robot(starter_suite(tmp_path, cases=(ONE_CASE,)), rig, tmp_path / "robot")
+        robot_finished(proc, 1)
+        assert f"kept in the outbox {outbox}" in proc.stdout and "unreachable" in proc.stdout
         pending = sorted(outbox.glob("*.lp"))
-        assert len(pending) == 2
+        assert len(pending) == 3
         measured = outbox_points(pending)
 
         server.start()
         push = hilrig("results", "push", "--rig", str(rig), cwd=tmp_path)
         assert push.returncode == 0, push.stdout + push.stderr
-        assert f"{len(measured)} points from 2 outbox file(s) shipped" in push.stdout
+        assert f"{len(measured)} points from 3 outbox file(s) shipped" in push.stdout
         assert not list(outbox.glob("*.lp"))
         assert_same_points(measured, db_points(server, "backlog"))
 
@@ -206,10 +219,10 @@ def test_server_down_keeps_results_then_push_ships_backlog_once(tmp_path):
         for f in (outbox / "sent").glob("*.lp"):
             shutil.copy(f, outbox / f.name)
         twice = hilrig("results", "push", "--rig", str(rig), cwd=tmp_path)
-        assert twice.returncode == 0 and f"{len(measured)} points from 2" in twice.stdout
+        assert twice.returncode == 0 and f"{len(measured)} points from 3" in twice.stdout
         assert len(db_points(server, "backlog")) == len(measured)
         count = server.query('SELECT count("run_id") FROM "hilrig_case"', "backlog")
-        assert count[0]["values"][0][1] == 2
+        assert count[0]["values"][0][1] == 3
     finally:
         server.stop()
 
@@ -297,8 +310,8 @@ def test_wrong_credentials_one_line_error_verdict_stands(tmp_path, influx18_auth
     env = {"HILRIG_TEST_PASSWORD": wrong}
     run = hilrig("run", str(REPO / "testcases" / ONE_CASE), "--rig", str(rig), cwd=tmp_path, env=env)
     out = run.stdout + run.stderr
-    assert run.returncode == 0, out
-    assert "PASS tx udp" in out and "Traceback" not in out and wrong not in out
+    assert run.returncode in (0, 1), out
+    assert VERDICT.search(out) and "Traceback" not in out and wrong not in out
     lines = [line for line in out.splitlines() if "refused the credentials" in line]
     assert len(lines) == 1 and influx18_auth.url in lines[0] and f"{rig}:" in lines[0], out
     assert len(list((tmp_path / "results" / "outbox").glob("*.lp"))) == 1  # kept
@@ -345,17 +358,19 @@ def test_running_run_is_not_shipped_until_released(tmp_path, influx18, write_cas
 
 
 def test_show_from_influxql_and_from_outbox(tmp_path, influx16, write_case):
-    influx16.query("CREATE DATABASE show")
+    influx16.query("CREATE DATABASE showdb")
     files = _synthetic_outbox(tmp_path, write_case, 2)
     no_server = write_rig(tmp_path / "plain.yaml", None, tmp_path / "results" / "outbox")
     out = hilrig("results", "show", "--last", "2", "--rig", str(no_server), cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert all(f.stem in out.stdout for f in files) and "from outbox" in out.stdout
-    rig = write_rig(tmp_path / "rig.yaml", f"url: {influx16.url}\napi: v1\ndatabase: show\n",
+    rig = write_rig(tmp_path / "rig.yaml", f"url: {influx16.url}\napi: v1\ndatabase: showdb\n",
                     tmp_path / "results" / "outbox")
     assert hilrig("results", "push", "--rig", str(rig), cwd=tmp_path).returncode == 0
     show = hilrig("results", "show", "--run", files[0].stem, "--rig", str(rig), cwd=tmp_path)
     assert show.returncode == 0 and files[0].stem in show.stdout and files[1].stem not in show.stdout
     assert "RX UDP" in show.stdout and "10.000" in show.stdout
+    last = hilrig("results", "show", "--last", "2", "--rig", str(rig), cwd=tmp_path)
+    assert last.returncode == 0 and all(f.stem in last.stdout for f in files) and "from InfluxDB" in last.stdout
     missing = hilrig("results", "show", "--run", "nope", "--rig", str(rig), cwd=tmp_path)
     assert missing.returncode == 1 and "no results for run nope" in missing.stdout

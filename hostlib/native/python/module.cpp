@@ -14,6 +14,8 @@
 #include "hilrig/streams.hpp"
 
 namespace py = pybind11;
+
+void hilrig_bind_devices(py::module_& m);  // python/devices.cpp (UHD, SoapySDR)
 using nlohmann::json;
 
 namespace {
@@ -176,4 +178,6 @@ PYBIND11_MODULE(_native, m) {
       .def("start", &hilrig::TxStream::start, py::call_guard<py::gil_scoped_release>())
       .def("stop", &hilrig::TxStream::stop, py::call_guard<py::gil_scoped_release>())
       .def("stats", [](const hilrig::TxStream& s) { return from_json(s.stats()); });
+
+  hilrig_bind_devices(m);
 }

@@ -1,6 +1,8 @@
 #include "hilrig/config.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 #include <stdexcept>
 
 namespace hilrig {
@@ -31,6 +33,13 @@ std::uint64_t get_uint(const json& j, const char* key, std::uint64_t dflt, std::
 }
 }  // namespace
 
+std::uint32_t StreamConfig::socket_buffer_for_rate() const {
+  const double frames_per_s = rate_sps / double(samples_per_frame());
+  const double want = frames_per_s * double(frame_bytes) * kSocketBufferSeconds;
+  std::uint32_t grown = want >= double(kSocketBufferMaxBytes) ? kSocketBufferMaxBytes : std::uint32_t(want);
+  return std::max(transport.socket_buffer_bytes, grown);
+}
+
 const char* direction_name(Direction d) {
   switch (d) {
     case Direction::rx: return "rx";
@@ -49,6 +58,11 @@ TransportSpec parse_transport(const json& t, const char* where_c) {
     s.host = get_string(t, "host", "127.0.0.1", where);
     s.port = std::uint16_t(get_uint(t, "port", 0, 0, 65535, where));
     s.socket_buffer_bytes = std::uint32_t(get_uint(t, "socket_buffer_bytes", 4u << 20, 0, 1u << 30, where));
+    for (auto [key, field] : {std::pair{"gso", &s.gso}, std::pair{"gro", &s.gro}, std::pair{"busy_poll", &s.busy_poll}}) {
+      if (!t.contains(key) || t[key].is_null()) continue;
+      if (!t[key].is_boolean()) bad(where + "." + key, std::string("must be true or false, got ") + t[key].dump());
+      *field = t[key].get<bool>();
+    }
   } else if (kind == "shm") {
     s.kind = TransportKind::shm;
     s.path = get_string(t, "path", "", where);

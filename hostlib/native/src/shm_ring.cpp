@@ -44,6 +44,20 @@ void futex_wait(std::atomic<std::uint32_t>* addr, std::uint32_t expected, std::u
   futex(addr, FUTEX_WAIT, expected, &ts);
 }
 void futex_wake(std::atomic<std::uint32_t>* addr) { futex(addr, FUTEX_WAKE, 1, nullptr); }
+
+// Before sleeping, poll briefly: the other side usually answers within a few
+// microseconds at speed, and a futex sleep + wake costs two syscalls and a context
+// switch each way. Bounded (kSpinNs), so an idle side still goes to sleep.
+constexpr std::uint64_t kSpinNs = 20'000;
+template <typename F>
+auto spin(F&& try_once) -> decltype(try_once()) {
+  const std::uint64_t until = now_ns() + kSpinNs;
+  for (unsigned i = 0;; ++i) {
+    for (int k = 0; k < 16; ++k) __builtin_ia32_pause();
+    if (auto p = try_once()) return p;
+    if ((i & 7) == 7 && now_ns() >= until) return nullptr;
+  }
+}
 }  // namespace
 
 ShmRing::~ShmRing() { close(); }
@@ -112,8 +126,8 @@ ShmRing* ShmRing::open(const std::string& path) {
     throw;
   }
   r->path_ = path;
-  r->local_head_ = r->cached_head_ = r->hdr()->head.load(std::memory_order_acquire);
-  r->local_tail_ = r->cached_tail_ = r->hdr()->tail.load(std::memory_order_acquire);
+  r->local_head_ = r->cached_head_ = r->published_head_ = r->hdr()->head.load(std::memory_order_acquire);
+  r->local_tail_ = r->cached_tail_ = r->released_tail_ = r->hdr()->tail.load(std::memory_order_acquire);
   return r;
 }
 
@@ -133,22 +147,38 @@ std::uint8_t* ShmRing::acquire() {
   return slot(local_head_) + kSlotHeaderBytes;
 }
 
-void ShmRing::publish(std::uint32_t len) {
-  Header* h = hdr();
+void ShmRing::publish_deferred(std::uint32_t len) {
   std::memcpy(slot(local_head_), &len, sizeof len);
   ++local_head_;
+}
+
+void ShmRing::flush_published() {
+  if (published_head_ == local_head_) return;
+  Header* h = hdr();
+  published_head_ = local_head_;
+  // seq_cst (a release store plus a full fence on x86): the slot bytes written before
+  // are visible to whoever acquires head, and the store is ordered before the load of
+  // consumer_waiting below (the Dekker pair with peek_wait; see docs/performance.md).
   h->head.store(local_head_, std::memory_order_seq_cst);
   h->head_futex.store(std::uint32_t(local_head_), std::memory_order_seq_cst);
   if (h->consumer_waiting.load(std::memory_order_seq_cst)) futex_wake(&h->head_futex);
 }
 
+void ShmRing::publish(std::uint32_t len) {
+  publish_deferred(len);
+  flush_published();
+}
+
 std::uint8_t* ShmRing::acquire_wait(std::uint64_t timeout_ns) {
   if (auto* p = acquire()) return p;
+  flush_published();  // the consumer may be waiting for exactly these slots
+  if (auto* p = spin([&] { return acquire(); })) return p;
   Header* h = hdr();
   const std::uint64_t deadline = now_ns() + timeout_ns;
   for (;;) {
     std::uint32_t seen = h->tail_futex.load(std::memory_order_seq_cst);
     h->producer_waiting.store(1, std::memory_order_seq_cst);
+    cached_tail_ = h->tail.load(std::memory_order_seq_cst);  // re-read after announcing the wait
     if (auto* p = acquire()) {
       h->producer_waiting.store(0, std::memory_order_relaxed);
       return p;
@@ -173,21 +203,33 @@ const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
   return s + kSlotHeaderBytes;
 }
 
-void ShmRing::release() {
+void ShmRing::release_deferred() { ++local_tail_; }
+
+void ShmRing::flush_released() {
+  if (released_tail_ == local_tail_) return;
   Header* h = hdr();
-  ++local_tail_;
+  released_tail_ = local_tail_;
+  // Release: every read of the freed slots happens before the producer may reuse them.
   h->tail.store(local_tail_, std::memory_order_seq_cst);
   h->tail_futex.store(std::uint32_t(local_tail_), std::memory_order_seq_cst);
   if (h->producer_waiting.load(std::memory_order_seq_cst)) futex_wake(&h->tail_futex);
 }
 
+void ShmRing::release() {
+  release_deferred();
+  flush_released();
+}
+
 const std::uint8_t* ShmRing::peek_wait(std::uint32_t* len, std::uint64_t timeout_ns) {
   if (auto* p = peek(len)) return p;
+  flush_released();  // the producer may be waiting for exactly these slots
+  if (auto* p = spin([&] { return peek(len); })) return p;
   Header* h = hdr();
   const std::uint64_t deadline = now_ns() + timeout_ns;
   for (;;) {
     std::uint32_t seen = h->head_futex.load(std::memory_order_seq_cst);
     h->consumer_waiting.store(1, std::memory_order_seq_cst);
+    cached_head_ = h->head.load(std::memory_order_seq_cst);  // re-read after announcing the wait
     if (auto* p = peek(len)) {
       h->consumer_waiting.store(0, std::memory_order_relaxed);
       return p;

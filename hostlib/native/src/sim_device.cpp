@@ -1,7 +1,10 @@
 #include "hilrig/sim_device.hpp"
 
 #include <algorithm>
+#include <netinet/udp.h>
+
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -114,7 +117,9 @@ json SimDevice::configure(const json& req) {
   const TransportSpec& tl = cfg.transport;  // TX listening side
   if (cfg.direction == Direction::rx || cfg.direction == Direction::loopback) {
     if (t.kind == TransportKind::udp) {
-      rx_sock = UdpSocket::connect_to(t.host, t.port, t.socket_buffer_bytes);
+      StreamConfig sized = cfg;
+      sized.transport.socket_buffer_bytes = t.socket_buffer_bytes;
+      rx_sock = UdpSocket::connect_to(t.host, t.port, sized.socket_buffer_for_rate());
     } else {
       if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
       rx_ring.reset(ShmRing::open(t.path));
@@ -127,7 +132,8 @@ json SimDevice::configure(const json& req) {
     if (tl.kind == TransportKind::udp) {
       // Loopback without rx_dest: transport is the RX destination, so listen on any port.
       std::uint16_t port = (cfg.direction == Direction::tx || has_rx_dest) ? tl.port : 0;
-      tx_sock = UdpSocket::bind_to(tl.host, port, tl.socket_buffer_bytes);
+      tx_sock = UdpSocket::bind_to(tl.host, port, cfg.socket_buffer_for_rate());
+      if (tl.gro) tx_sock.enable_gro();
       endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", tx_sock.local_port()},
                   {"socket_buffer_bytes", tl.socket_buffer_bytes},
                   {"socket_buffer_bytes_granted", tx_sock.granted_rcvbuf()}};
@@ -210,12 +216,16 @@ void SimDevice::run_rx() {
   const long double frames_per_ns = (long double)cfg.rate_sps / spf / 1e9L;
   const std::uint64_t fifo_cap = fifo_frames_;
   constexpr unsigned kBatch = 32;
-  // UDP: frames are built into bufs; unsent ones (link busy) stay at the front as
-  // `carry` and count as FIFO occupancy. shm: frames are built in place in the slot.
-  std::vector<std::vector<std::uint8_t>> bufs(kBatch + 2, std::vector<std::uint8_t>(fb + 64));
-  std::vector<std::uint8_t*> ptrs(bufs.size());
-  std::vector<std::size_t> lens(bufs.size(), 0);
+  // UDP: frames are built back to back in cbuf (equal length, as GSO wants); unsent
+  // ones (link busy) stay at the front as `carry` and count as FIFO occupancy.
+  // shm: frames are built in place in the slot.
+  const std::uint32_t flen = std::uint32_t(kFrameHeaderBytes) + cfg.payload_bytes();
+  const unsigned udp_batch = rx_ring_ ? 0 : std::clamp<unsigned>((1u << 20) / flen, 4, 512);
+  std::vector<std::uint8_t> cbuf(rx_ring_ ? 0 : std::size_t(udp_batch) * flen + 64);
+  auto at = [&](unsigned i) { return cbuf.data() + std::size_t(i) * flen; };
+  UdpSender sender = rx_ring_ ? UdpSender() : UdpSender(rx_sock_.fd(), flen, cfg.transport.gso);
   unsigned carry = 0;
+  (void)fb;
   std::uint64_t next_seq = 0;        // next frame number not yet built
   bool overflow_pending = false;     // the next frame out carries OVERFLOW_BEFORE
   const std::uint64_t t0 = now_ns() + 1'000'000;  // first frame due 1 ms after start
@@ -257,8 +267,8 @@ void SimDevice::run_rx() {
       bump(overflow_frames_, excess);
       unsigned from_carry = unsigned(std::min<std::uint64_t>(excess, carry));
       if (from_carry) {
-        std::rotate(bufs.begin(), bufs.begin() + from_carry, bufs.begin() + carry);
         carry -= from_carry;
+        if (carry) std::memmove(at(0), at(from_carry), std::size_t(carry) * flen);
         excess -= from_carry;
       }
       next_seq += excess;  // discarded frames keep their numbers consumed
@@ -269,9 +279,10 @@ void SimDevice::run_rx() {
     }
 
     if (!rx_ring_) {
-      // ---- UDP: build up to kBatch frames after the carried ones, send in one sendmmsg.
+      // ---- UDP: build the due frames back to back after the carried ones, send them
+      // in one GSO/sendmmsg call.
       unsigned n = carry;
-      while (n + 2 <= bufs.size() && next_seq < produced && n < kBatch) {
+      while (n + 2 <= udp_batch && next_seq < produced) {
         auto it = plan_.by_seq.find(next_seq);
         const FaultPlan::Entry* fault = it == plan_.by_seq.end() ? nullptr : &it->second;
         std::uint8_t flags = overflow_pending ? kFlagOverflowBefore : 0;
@@ -282,19 +293,19 @@ void SimDevice::run_rx() {
         }
         if (fault && fault->kind == FaultPlan::kReorder) {
           if (next_seq + 1 >= produced) break;  // the successor is not due yet
-          lens[n] = build(next_seq + 1, flags, bufs[n].data(), nullptr);
-          lens[n + 1] = build(next_seq, 0, bufs[n + 1].data(), nullptr);
+          build(next_seq + 1, flags, at(n), nullptr);
+          build(next_seq, 0, at(n + 1), nullptr);
           n += 2;
           next_seq += 2;
           bump(injected_reorder_);
         } else if (fault && fault->kind == FaultPlan::kDuplicate) {
-          lens[n] = build(next_seq, flags, bufs[n].data(), nullptr);
-          lens[n + 1] = build(next_seq, 0, bufs[n + 1].data(), nullptr);
+          build(next_seq, flags, at(n), nullptr);
+          build(next_seq, 0, at(n + 1), nullptr);
           n += 2;
           ++next_seq;
           bump(injected_duplicate_);
         } else {
-          lens[n] = build(next_seq, flags, bufs[n].data(), fault);
+          build(next_seq, flags, at(n), fault);
           ++n;
           ++next_seq;
         }
@@ -302,22 +313,18 @@ void SimDevice::run_rx() {
       }
       if (n == 0) continue;
       const std::uint64_t ts = now_ns();
-      for (unsigned i = 0; i < n; ++i) {
-        ptrs[i] = bufs[i].data();
-        finish_frame(ptrs[i], cfg.crc, ts);
-      }
+      for (unsigned i = carry; i < n; ++i) finish_frame(at(i), cfg.crc, ts);
       bool busy;
       int err;
-      int sent = udp_send_batch(rx_sock_.fd(), ptrs.data(), lens.data(), n, &busy, &err);
+      int sent = sender.send(at(0), n, &busy, &err);
       unsigned consumed = unsigned(sent);
       if (err) {  // e.g. ECONNREFUSED: no receiver; the frame is lost on the link
         bump(link_errors_);
         ++consumed;
       }
       note_sent(unsigned(sent));
-      std::rotate(bufs.begin(), bufs.begin() + consumed, bufs.begin() + n);
-      std::rotate(lens.begin(), lens.begin() + consumed, lens.begin() + n);
       carry = n - consumed;
+      if (carry && consumed) std::memmove(at(0), at(consumed), std::size_t(carry) * flen);
       if (busy) rx_sock_.wait_writable(1);  // the socket buffer is full: give it a moment
     } else {
       // ---- shm: build each frame in place in a free slot.
@@ -365,13 +372,14 @@ void SimDevice::run_rx() {
         } else {
           std::uint32_t len = build(next_seq, flags, slot, fault);
           finish_frame(slot, cfg.crc, now_ns());
-          rx_ring_->publish(len);
+          rx_ring_->publish_deferred(len);  // one head store for the whole batch, below
           note_sent(1);
           ++next_seq;
           ++done;
         }
         overflow_pending = false;
       }
+      rx_ring_->flush_published();
       if (next_seq < produced && done < kBatch) rx_ring_->acquire_wait(500'000);  // ring full: wait on the futex
     }
   }
@@ -381,15 +389,14 @@ void SimDevice::run_rx() {
   if (!rx_ring_) {
     unsigned off = 0;
     while (off < carry && now_ns() < deadline) {
-      for (unsigned i = off; i < carry; ++i) ptrs[i] = bufs[i].data();
       bool busy;
       int err;
-      int sent = udp_send_batch(rx_sock_.fd(), ptrs.data() + off, lens.data() + off, carry - off, &busy, &err);
+      int sent = sender.send(at(off), carry - off, &busy, &err);
       note_sent(unsigned(sent));
       off += unsigned(sent) + (err ? 1 : 0);
       if (busy) rx_sock_.wait_writable(5);
     }
-    std::uint8_t* p = bufs[0].data();
+    std::uint8_t* p = at(0);
     std::size_t len = build(next_seq, std::uint8_t(kFlagEOB | (overflow_pending ? kFlagOverflowBefore : 0)), p, nullptr);
     while (now_ns() < deadline) {
       finish_frame(p, cfg.crc, now_ns());
@@ -416,7 +423,10 @@ void SimDevice::run_tx() {
   const StreamConfig& cfg = cfg_;
   const bool loop = cfg.direction == Direction::loopback;
   RxChecker check(*tx_);
-  UdpRecvBatch batch(64, std::size_t(cfg.frame_bytes) + 1);
+  int gro = 0;
+  socklen_t gro_len = sizeof gro;
+  if (!tx_ring_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
+  UdpRecvBatch batch(gro ? 16 : 64, std::size_t(cfg.frame_bytes) + 1, gro != 0);
   // Device consumption clock: starts at the first frame of a burst and drains rate_sps.
   bool consuming = false, eob = false;
   std::uint64_t run_t0 = 0, run_samples = 0;
@@ -496,7 +506,7 @@ void SimDevice::run_tx() {
       const std::uint64_t now = now_ns();
       for (int i = 0; i < n; ++i) {
         if (batch.truncated(unsigned(i))) bump(tx_->malformed_frames);
-        else on_frame(batch.data(unsigned(i)), batch.len(unsigned(i)), now);
+        else batch.for_each_datagram(unsigned(i), [&](const std::uint8_t* p, std::size_t len) { on_frame(p, len, now); });
       }
       got = n > 0;
       if (!got) tx_sock_.wait_readable(2);

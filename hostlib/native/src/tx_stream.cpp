@@ -10,7 +10,8 @@ namespace hilrig {
 
 TxStream::TxStream(const StreamConfig& cfg) : cfg_(cfg) {
   if (cfg_.transport.kind == TransportKind::udp) {
-    sock_ = UdpSocket::connect_to(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
+    sock_ = UdpSocket::connect_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
+    sender_ = UdpSender(sock_.fd(), std::uint32_t(kFrameHeaderBytes) + cfg_.payload_bytes(), cfg_.transport.gso);
   } else {
     if (cfg_.transport.path.empty()) throw std::invalid_argument("TxStream: dest.path is empty (shm needs the simulator's ring path)");
     ring_.reset(ShmRing::open(cfg_.transport.path));
@@ -30,7 +31,10 @@ void TxStream::start() {
 
 void TxStream::stop() {
   stop_.store(true);
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    thread_cpu_done_ns_ += thread_cpu_ns(thread_);
+    thread_.join();
+  }
 }
 
 static void bump(std::atomic<std::uint64_t>& a, std::uint64_t d = 1) {
@@ -65,36 +69,73 @@ bool TxStream::send_one(std::uint64_t seq, std::uint8_t flags, std::uint8_t* fra
   }
 }
 
+unsigned TxStream::send_batch(std::uint64_t seq, unsigned n, std::uint8_t* scratch) {
+  const std::uint32_t len = std::uint32_t(kFrameHeaderBytes) + cfg_.payload_bytes();
+  if (ring_) {
+    // Written in place in the slots (no copy), published with one store at the end.
+    unsigned done = 0;
+    for (; done < n && !stop_.load(std::memory_order_relaxed); ++done) {
+      std::uint8_t* slot = ring_->acquire_wait(50'000'000);
+      if (!slot) break;
+      build_pattern_frame(cfg_, seq + done, 0, slot);
+      finish_frame(slot, cfg_.crc, now_ns());
+      ring_->publish_deferred(len);
+    }
+    ring_->flush_published();
+    return done;
+  }
+  for (unsigned i = 0; i < n; ++i) build_pattern_frame(cfg_, seq + i, 0, scratch + std::size_t(i) * len);
+  const std::uint64_t ts = now_ns();
+  for (unsigned i = 0; i < n; ++i) finish_frame(scratch + std::size_t(i) * len, cfg_.crc, ts);
+  const std::uint64_t deadline = ts + 50'000'000;
+  unsigned sent = 0;
+  while (sent < n) {
+    bool busy;
+    int err;
+    sent += unsigned(sender_.send(scratch + std::size_t(sent) * len, n - sent, &busy, &err));
+    if (sent == n || (!busy && err)) break;  // a real socket error: the rest is lost
+    if (now_ns() >= deadline || stop_.load(std::memory_order_relaxed)) break;
+    sock_.wait_writable(5);
+  }
+  return sent;
+}
+
 void TxStream::run() {
   const std::uint32_t spf = cfg_.samples_per_frame();
+  const std::uint32_t len = std::uint32_t(kFrameHeaderBytes) + cfg_.payload_bytes();
   const double frames_per_ns = cfg_.rate_sps / double(spf) / 1e9;
   // Token bucket with a small lead: the device FIFO starts a few frames full so that
-  // scheduling jitter on the host does not starve it.
+  // scheduling jitter on the host does not starve it. Frames that are due leave in
+  // one batch (one GSO/sendmmsg call or one ring publish), at most ~1 MiB at a time.
   const std::uint64_t lead = cfg_.tx_lead_frames
                                  ? cfg_.tx_lead_frames
                                  : std::clamp<std::uint64_t>(std::uint64_t(std::ceil(0.005 * cfg_.rate_sps / spf)), 4, 32);
-  std::vector<std::uint8_t> buf(cfg_.frame_bytes + 64);
+  const unsigned max_batch = std::clamp<unsigned>((1u << 20) / len, 1, 512);
+  std::vector<std::uint8_t> buf(ring_ ? cfg_.frame_bytes + 64 : std::size_t(max_batch) * len + 64);
   const std::uint64_t t0 = now_ns();
   c_.start_ns.store(t0, std::memory_order_relaxed);
   std::uint64_t seq = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     const std::uint64_t now = now_ns();
-    const std::uint64_t allowed = std::uint64_t(double(now - t0) * frames_per_ns) + lead;
+    const double allowed_d = double(now - t0) * frames_per_ns + double(lead);
+    const std::uint64_t allowed = allowed_d >= 1e18 ? ~std::uint64_t(0) : std::uint64_t(allowed_d);
     if (seq >= allowed) {
       // Next frame becomes due when (t - t0) * rate / spf >= seq - lead + 1.
       std::uint64_t due = t0 + std::uint64_t(double(seq - lead + 1) / frames_per_ns);
       sleep_until_ns(std::min(due, now + 20'000'000));
       continue;
     }
-    if (send_one(seq, 0, buf.data(), 50'000'000)) {
-      bump(c_.frames_sent);
-      bump(c_.samples_sent, spf);
-      bump(c_.payload_bytes_sent, cfg_.payload_bytes());
+    const unsigned n = unsigned(std::min<std::uint64_t>(allowed - seq, max_batch));
+    const unsigned sent = send_batch(seq, n, buf.data());
+    if (sent) {
+      bump(c_.frames_sent, sent);
+      bump(c_.samples_sent, std::uint64_t(sent) * spf);
+      bump(c_.payload_bytes_sent, std::uint64_t(sent) * cfg_.payload_bytes());
       c_.last_send_ns.store(now_ns(), std::memory_order_relaxed);
-    } else if (!stop_.load(std::memory_order_relaxed)) {
-      bump(c_.send_errors);
     }
-    ++seq;  // a frame that could not be sent still consumes its number (the device sees a gap)
+    if (sent < n && !stop_.load(std::memory_order_relaxed)) bump(c_.send_errors, n - sent);
+    // Frames that could not be sent still consume their numbers (the device sees a gap).
+    seq += (sent < n && stop_.load(std::memory_order_relaxed)) ? sent : n;
   }
   // End of burst: one more frame flagged EOB so the device does not count an underrun.
   if (send_one(seq, kFlagEOB, buf.data(), 200'000'000)) {
@@ -111,7 +152,10 @@ nlohmann::json TxStream::stats() const {
   auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
   return {{"frames_sent", g(c_.frames_sent)},         {"samples_sent", g(c_.samples_sent)},
           {"payload_bytes_sent", g(c_.payload_bytes_sent)}, {"send_errors", g(c_.send_errors)},
-          {"start_ns", g(c_.start_ns)},               {"last_send_ns", g(c_.last_send_ns)}};
+          {"start_ns", g(c_.start_ns)},               {"last_send_ns", g(c_.last_send_ns)},
+          {"thread_cpu_ns", thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_))},
+          {"gso", sender_.gso_active()},
+          {"warnings", sock_.buffer_warning().empty() ? nlohmann::json::array() : nlohmann::json::array({sock_.buffer_warning()})}};
 }
 
 }  // namespace hilrig

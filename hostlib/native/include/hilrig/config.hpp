@@ -16,7 +16,10 @@ struct TransportSpec {
   TransportKind kind = TransportKind::udp;
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
-  std::uint32_t socket_buffer_bytes = 4u << 20;
+  std::uint32_t socket_buffer_bytes = 4u << 20;  // at least; grown to the rate (StreamConfig::socket_buffer_for_rate)
+  bool gso = true;        // udp send: UDP_SEGMENT batches when the kernel takes them
+  bool gro = true;        // udp receive: UDP_GRO coalesced receives when the kernel takes them
+  bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
   std::string path;        // shm: "/proc/<pid>/fd/<n>"; empty = create a ring here
   std::uint32_t slots = 256;
 };
@@ -38,6 +41,12 @@ struct StreamConfig {
   std::uint32_t samples_per_frame() const { return (frame_bytes - std::uint32_t(kFrameHeaderBytes)) / tick_bytes(); }
   std::uint32_t payload_bytes() const { return samples_per_frame() * tick_bytes(); }
   std::uint32_t words_per_frame() const { return samples_per_frame() * channels; }
+  // Socket buffer for this stream: the configured bytes, grown to hold
+  // kSocketBufferSeconds of the stream at rate_sps (capped at kSocketBufferMaxBytes,
+  // what UHD's docs ask rmem_max to allow), so a scheduling hiccup is absorbed.
+  static constexpr double kSocketBufferSeconds = 0.05;
+  static constexpr std::uint32_t kSocketBufferMaxBytes = 32u << 20;
+  std::uint32_t socket_buffer_for_rate() const;
 };
 
 // Parses and checks a config; throws std::invalid_argument naming the key and what is allowed.

@@ -40,6 +40,11 @@ class ShmRing {
   // when the ring is full; publish(len) makes it visible and wakes a sleeping consumer.
   std::uint8_t* acquire();
   void publish(std::uint32_t len);
+  // Batched publishing: publish_deferred() hands the slot on locally, flush_published()
+  // makes every deferred slot visible with one store (and one wake if needed). The
+  // wait functions flush first, so a deferred slot never deadlocks the pair.
+  void publish_deferred(std::uint32_t len);
+  void flush_published();
   // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
   std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
 
@@ -47,6 +52,9 @@ class ShmRing {
   // release() frees it.
   const std::uint8_t* peek(std::uint32_t* len);
   void release();
+  // Batched releasing, the mirror of publish_deferred/flush_published.
+  void release_deferred();
+  void flush_released();
   // Blocks up to timeout_ns for a frame (futex); nullptr on timeout.
   const std::uint8_t* peek_wait(std::uint32_t* len, std::uint64_t timeout_ns);
 
@@ -60,8 +68,8 @@ class ShmRing {
   void* base_ = nullptr;
   std::size_t map_bytes_ = 0;
   std::string path_;
-  std::uint64_t local_head_ = 0, cached_tail_ = 0;  // producer side
-  std::uint64_t local_tail_ = 0, cached_head_ = 0;  // consumer side
+  std::uint64_t local_head_ = 0, cached_tail_ = 0, published_head_ = 0;  // producer side
+  std::uint64_t local_tail_ = 0, cached_head_ = 0, released_tail_ = 0;   // consumer side
 };
 
 }  // namespace hilrig

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,18 +28,25 @@ class RxStream {
   void stop();  // idempotent
   nlohmann::json stats() const;
   bool running() const { return thread_.joinable(); }
+  // Problems found while setting up (e.g. a socket buffer capped by rmem_max).
+  std::vector<std::string> warnings() const;
 
  private:
   void run_udp();
   void run_shm();
   StreamConfig cfg_;
   UdpSocket sock_;
+  bool gro_ = false, busy_poll_ = false;
   std::unique_ptr<ShmRing> ring_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   RxCounters c_;
   std::string error_;
+  std::uint64_t thread_cpu_done_ns_ = 0;  // CPU time of finished receive threads
 };
+
+// CPU time (ns) a running std::thread has used, 0 if it is not running.
+std::uint64_t thread_cpu_ns(std::thread& t);
 
 struct TxCounters {
   using C = std::atomic<std::uint64_t>;
@@ -57,12 +65,16 @@ class TxStream {
  private:
   void run();
   bool send_one(std::uint64_t seq, std::uint8_t flags, std::uint8_t* scratch, std::uint64_t timeout_ns);
+  // Builds and sends frames [seq, seq + n) (UDP: one GSO/sendmmsg batch); returns frames sent.
+  unsigned send_batch(std::uint64_t seq, unsigned n, std::uint8_t* scratch);
   StreamConfig cfg_;
   UdpSocket sock_;
+  UdpSender sender_;
   std::unique_ptr<ShmRing> ring_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   TxCounters c_;
+  std::uint64_t thread_cpu_done_ns_ = 0;
 };
 
 }  // namespace hilrig

@@ -1,0 +1,36 @@
+"""`hilrig rig probe` and `hilrig rig check RIG`."""
+from __future__ import annotations
+
+import argparse
+
+from ..rig import load_rig, resolve_rig_path
+from ..rig.probe import check_rig, probe
+
+
+def add_parser(sub) -> None:
+    rig = sub.add_parser("rig", help="what is attached (probe) and whether it matches a rig file (check)")
+    rsub = rig.add_subparsers(dest="rig_command", required=True)
+    rsub.add_parser("probe", help="list UHD devices, SoapySDR devices and the simulator on this host")
+    chk = rsub.add_parser("check", help="compare what is attached with a rig file; exit 1 if a device is missing")
+    chk.add_argument("rig", help="rig name (rigs/<name>.yaml) or path")
+
+
+def rig_command(args: argparse.Namespace) -> int:
+    found = probe()
+    if args.rig_command == "probe":
+        for f in found.found:
+            print(f.line())
+        for p in found.problems:
+            print(f"note: {p}")
+        if not found.found:
+            print("nothing found")
+        return 0
+    rig = load_rig(resolve_rig_path(args.rig))
+    rows = check_rig(rig, found)
+    for r in rows:
+        print(f"{'OK     ' if r.ok else 'MISSING'} {r.alias} ({r.driver}): {r.detail}")
+    for p in found.problems:
+        print(f"note: {p}")
+    missing = sum(not r.ok for r in rows)
+    print(f"{rig.file}: {len(rows) - missing} of {len(rows)} device(s) attached")
+    return 1 if missing else 0

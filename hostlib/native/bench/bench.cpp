@@ -1,0 +1,255 @@
+// hilrig-bench: the native half of `make bench` (hostlib/bench drives it, searches
+// rates and prints the table). Each subcommand runs one measurement and prints one
+// JSON line:
+//   udp    --frame-bytes N --rate-fps R (0 = unpaced) --seconds S [--no-gso] [--no-gro]
+//          RxStream + TxStream of the library over 127.0.0.1, every sample checked
+//   shm    --frame-bytes N --seconds S [--slots K]
+//          producer thread builds pattern frames in place in the ring, the consumer
+//          checks every sample in place (RxChecker), batched publish/release
+//   memcpy --frame-bytes N --seconds S [--slots K]
+//          one thread copying each frame into a ring-sized buffer and out again
+//   check  --frame-bytes N --seconds S      pattern_check alone over one frame
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hilrig/clock.hpp"
+#include "hilrig/framer.hpp"
+#include "hilrig/pattern.hpp"
+#include "hilrig/rx_check.hpp"
+#include "hilrig/shm_ring.hpp"
+#include "hilrig/streams.hpp"
+
+using nlohmann::json;
+using namespace hilrig;
+
+namespace {
+double cpu_s() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+struct Args {
+  std::map<std::string, std::string> kv;
+  bool flag(const std::string& k) const { return kv.count(k) != 0; }
+  double num(const std::string& k, double dflt) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? dflt : std::stod(it->second);
+  }
+};
+
+StreamConfig base_config(std::uint32_t frame_bytes, double rate_sps) {
+  StreamConfig c;
+  c.frame_bytes = frame_bytes;
+  c.rate_sps = rate_sps;
+  return c;
+}
+
+json bench_udp(const Args& a) {
+  const auto fb = std::uint32_t(a.num("--frame-bytes", 1472));
+  const double fps = a.num("--rate-fps", 0), seconds = a.num("--seconds", 1);
+  StreamConfig cfg = base_config(fb, 1.0);
+  cfg.rate_sps = fps > 0 ? fps * cfg.samples_per_frame() : 1e15;  // 1e15: unpaced
+  cfg.transport.gso = !a.flag("--no-gso");
+  cfg.transport.gro = !a.flag("--no-gro");
+  cfg.transport.socket_buffer_bytes = std::uint32_t(a.num("--socket-buffer", 4u << 20));
+  RxStream rx(cfg);
+  json ep = rx.endpoint();
+  StreamConfig tcfg = cfg;
+  tcfg.transport = parse_transport(ep, "endpoint");
+  tcfg.transport.gso = cfg.transport.gso;
+  TxStream tx(tcfg);
+  rx.start();
+  const double c0 = cpu_s();
+  const std::uint64_t t0 = now_ns();
+  tx.start();
+  sleep_for_ns(std::uint64_t(seconds * 1e9));
+  json rx_at_stop = rx.stats();
+  tx.stop();
+  const std::uint64_t t1 = now_ns();
+  const double c1 = cpu_s();
+  json ts = tx.stats();
+  const std::uint64_t sent = ts["frames_sent"];
+  // Drain: what is still in the socket buffer is delivered, not lost.
+  const std::uint64_t deadline = now_ns() + 500'000'000;
+  while (now_ns() < deadline && rx.stats()["frames_received"].get<std::uint64_t>() < sent) sleep_for_ns(2'000'000);
+  rx.stop();
+  json rs = rx.stats();
+  const double dt = double(t1 - t0) / 1e9;
+  const std::uint64_t received = rs["frames_received"];
+  return {{"bench", "udp"}, {"frame_bytes", fb}, {"rate_fps_requested", fps}, {"seconds", dt},
+          {"frames_sent", sent}, {"frames_received", received},
+          {"frames_received_at_stop", rx_at_stop["frames_received"]},
+          {"lost_frames", sent > received ? sent - received : 0}, {"missing_frames", rs["missing_frames"]},
+          {"pattern_errors", rs["pattern_errors"]}, {"malformed_frames", rs["malformed_frames"]},
+          {"send_errors", ts["send_errors"]},
+          {"sent_fps", double(sent) / dt}, {"received_fps", double(received) / dt},
+          {"cpu_percent", 100.0 * (c1 - c0) / dt},
+          {"rx_thread_cpu_percent", 100.0 * double(rs["thread_cpu_ns"].get<std::uint64_t>()) / 1e9 / dt},
+          {"gso", ts["gso"]}, {"gro", ep["gro"]}, {"socket_buffer_bytes_granted", ep["socket_buffer_bytes_granted"]},
+          {"warnings", rs["warnings"]}};
+}
+
+std::uint32_t default_slots(std::uint32_t fb) {
+  return std::clamp<std::uint32_t>((1u << 20) / fb, 8, 128);  // ~1 MiB: stays in L2/L3
+}
+
+json bench_shm(const Args& a) {
+  const auto fb = std::uint32_t(a.num("--frame-bytes", 8192 + 48));
+  const double seconds = a.num("--seconds", 1);
+  const auto slots = std::uint32_t(a.num("--slots", default_slots(fb)));
+  StreamConfig cfg = base_config(fb, 1e15);
+  std::unique_ptr<ShmRing> cons(ShmRing::create(slots, fb));
+  std::unique_ptr<ShmRing> prod(ShmRing::open(cons->path()));  // the producer opens by path, as the simulator does
+  std::atomic<bool> stop{false};
+  std::uint64_t produced = 0;
+  const std::uint32_t len = std::uint32_t(kFrameHeaderBytes) + cfg.payload_bytes();
+  std::thread producer([&] {
+    std::uint64_t seq = 0;
+    unsigned pending = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      std::uint8_t* slot = prod->acquire();
+      if (!slot) slot = prod->acquire_wait(10'000'000);  // flushes first
+      if (!slot) continue;
+      build_pattern_frame(cfg, seq++, 0, slot);
+      finish_frame(slot, false, 0);
+      prod->publish_deferred(len);
+      if (++pending == 16) {
+        prod->flush_published();
+        pending = 0;
+      }
+    }
+    std::uint8_t* slot = prod->acquire_wait(1'000'000'000);
+    if (slot) {
+      build_pattern_frame(cfg, seq++, kFlagEOB, slot);
+      prod->publish_deferred(len);
+    }
+    prod->flush_published();
+    produced = seq;
+  });
+  RxCounters c;
+  RxChecker check(c);
+  FrameHeader h;
+  const double c0 = cpu_s();
+  const std::uint64_t t0 = now_ns(), t_end = t0 + std::uint64_t(seconds * 1e9);
+  std::uint64_t t1 = 0;
+  unsigned pending = 0;
+  for (std::uint64_t i = 0;; ++i) {
+    std::uint32_t l = 0;
+    const std::uint8_t* p = cons->peek(&l);
+    if (!p) p = cons->peek_wait(&l, 10'000'000);  // flushes first
+    if (p) {
+      check.on_frame(p, l, 0, &h);
+      cons->release_deferred();
+      if (++pending == 16) {
+        cons->flush_released();
+        pending = 0;
+      }
+      if (c.eob_received.load(std::memory_order_relaxed)) break;
+    }
+    if ((i & 255) == 0 && !t1 && now_ns() >= t_end) {
+      t1 = now_ns();
+      stop.store(true);
+    }
+  }
+  cons->flush_released();
+  producer.join();
+  const double dt = double(t1 - t0) / 1e9;
+  const double c1 = cpu_s();
+  const std::uint64_t frames = c.frames_received.load();
+  const double payload = double(c.payload_bytes_received.load());
+  return {{"bench", "shm"}, {"frame_bytes", fb}, {"slots", slots}, {"seconds", dt},
+          {"frames_produced", produced}, {"frames_received", frames},
+          {"missing_frames", c.missing_frames.load()}, {"pattern_errors", c.pattern_errors.load()},
+          {"malformed_frames", c.malformed_frames.load()},
+          {"frames_per_s", double(frames) / dt}, {"payload_GBps", payload / dt / 1e9},
+          {"frame_GBps", double(frames) * len / dt / 1e9}, {"cpu_percent", 100.0 * (c1 - c0) / dt}};
+}
+
+json bench_memcpy(const Args& a) {
+  const auto fb = std::uint32_t(a.num("--frame-bytes", 8192 + 48));
+  const double seconds = a.num("--seconds", 1);
+  const auto slots = std::uint32_t(a.num("--slots", default_slots(fb)));
+  const std::size_t stride = (std::size_t(fb) + 63) / 64 * 64;
+  std::vector<std::uint8_t> src(fb, 0x5a), ring(stride * slots), dst(fb);
+  const std::uint64_t t0 = now_ns();
+  std::uint64_t n = 0, t1 = t0;
+  volatile std::uint8_t sink = 0;
+  do {
+    for (int k = 0; k < 64; ++k, ++n) {
+      std::uint8_t* s = ring.data() + (n % slots) * stride;
+      std::memcpy(s, src.data(), fb);  // in
+      std::memcpy(dst.data(), s, fb);  // out
+      sink = sink + dst[n % fb];
+    }
+    t1 = now_ns();
+  } while (t1 - t0 < std::uint64_t(seconds * 1e9));
+  const double dt = double(t1 - t0) / 1e9;
+  return {{"bench", "memcpy"}, {"frame_bytes", fb}, {"slots", slots}, {"seconds", dt}, {"frames", n},
+          {"frames_per_s", double(n) / dt}, {"frame_GBps", double(n) * fb / dt / 1e9}};
+}
+
+json bench_check(const Args& a) {
+  const auto fb = std::uint32_t(a.num("--frame-bytes", 8192 + 48));
+  const double seconds = a.num("--seconds", 0.5);
+  StreamConfig cfg = base_config(fb, 1e6);
+  std::vector<std::uint8_t> frame(fb + 64);
+  build_pattern_frame(cfg, 7, 0, frame.data());
+  const std::uint64_t first = 7ull * cfg.samples_per_frame();
+  const std::uint64_t t0 = now_ns();
+  std::uint64_t n = 0, errs = 0, t1 = t0;
+  do {
+    for (int k = 0; k < 64; ++k, ++n)
+      errs += pattern_check(first, frame.data() + kFrameHeaderBytes, cfg.words_per_frame(), cfg.sample_format);
+    t1 = now_ns();
+  } while (t1 - t0 < std::uint64_t(seconds * 1e9));
+  const double dt = double(t1 - t0) / 1e9;
+  return {{"bench", "check"}, {"frame_bytes", fb}, {"pattern_errors", errs},
+          {"payload_GBps", double(n) * cfg.payload_bytes() / dt / 1e9}};
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check [--frame-bytes N] [--seconds S] ...\n");
+    return 2;
+  }
+  Args a;
+  for (int i = 2; i < argc; ++i) {
+    std::string k = argv[i];
+    if (k == "--no-gso" || k == "--no-gro") a.kv[k] = "1";
+    else if (i + 1 < argc) a.kv[k] = argv[++i];
+    else {
+      std::fprintf(stderr, "hilrig-bench: %s needs a value\n", k.c_str());
+      return 2;
+    }
+  }
+  try {
+    const std::string cmd = argv[1];
+    json r;
+    if (cmd == "udp") r = bench_udp(a);
+    else if (cmd == "shm") r = bench_shm(a);
+    else if (cmd == "memcpy") r = bench_memcpy(a);
+    else if (cmd == "check") r = bench_check(a);
+    else {
+      std::fprintf(stderr, "hilrig-bench: unknown command %s (udp, shm, memcpy, check)\n", cmd.c_str());
+      return 2;
+    }
+    std::cout << r.dump() << std::endl;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "hilrig-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
