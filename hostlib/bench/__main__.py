@@ -59,12 +59,19 @@ class Point:
 
 
 def search(run_at, ceiling_fps: float) -> Point:
-    """Highest zero-loss rate: bisection between 20 % and 105 % of the unpaced ceiling."""
-    lo, hi = 0.2 * ceiling_fps, 1.05 * ceiling_fps
+    """Highest zero-loss rate: halve down from the unpaced ceiling until a window is
+    clean (at most 10 halvings), then bisect between that rate and twice it."""
+    hi = 1.05 * ceiling_fps
+    lo = hi / 2
     best = run_at(lo)
-    if not best.ok:  # even 20 % loses: report 0 rather than a rate never shown clean
+    halvings = 1
+    while not best.ok and halvings < 10:
+        hi, lo = lo, lo / 2
+        best = run_at(lo)
+        halvings += 1
+    if not best.ok:  # never clean: report 0 rather than a rate never shown clean
         return Point(False, 0.0, best.cpu, best.detail)
-    for _ in range(SEARCH_STEPS):
+    for _ in range(SEARCH_STEPS - 1):
         mid = (lo + hi) / 2
         p = run_at(mid)
         if p.ok:
@@ -184,7 +191,7 @@ def main() -> int:
     sim_s = 30.0 if long else 3.0
     only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim").split(",")))
     console = Console(stderr=True)
-    title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}{window_s:g} s zero-loss windows, bisection "
+    title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}{window_s:g} s zero-loss windows, halving + halving + bisection "
              f"{SEARCH_STEPS} steps; shm/memcpy {window_s:g} s; {os.cpu_count()} CPUs; every rig sample verified)")
     table = Table(title=title, show_lines=False)
     for col in ("row", "size", "rig", "rig CPU %", "peer", "peer", "ratio rig/peer"):
