@@ -191,7 +191,7 @@ def main() -> int:
     sim_s = 30.0 if long else 3.0
     only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim").split(",")))
     console = Console(stderr=True)
-    title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}{window_s:g} s zero-loss windows, halving + halving + bisection "
+    title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}{window_s:g} s zero-loss windows, halving + bisection "
              f"{SEARCH_STEPS} steps; shm/memcpy {window_s:g} s; {os.cpu_count()} CPUs; every rig sample verified)")
     table = Table(title=title, show_lines=False)
     for col in ("row", "size", "rig", "rig CPU %", "peer", "peer", "ratio rig/peer"):

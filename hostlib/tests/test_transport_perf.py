@@ -54,8 +54,8 @@ def test_udp_offloads_on_and_off_count_every_frame(gso, gro):
 def test_socket_buffer_grows_with_rate_and_warnings_are_listed():
     slow = native.RxStream({"rate_sps": 1e6, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}})
     fast = native.RxStream({"rate_sps": 1e9, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}})
-    assert slow.endpoint()["socket_buffer_bytes"] == 4 << 20        # the configured floor
-    assert fast.endpoint()["socket_buffer_bytes"] == 32 << 20       # 50 ms of 4 GB/s, capped at 32 MiB
+    assert slow.endpoint()["socket_buffer_bytes_sized"] == 4 << 20   # the configured floor
+    assert fast.endpoint()["socket_buffer_bytes_sized"] == 32 << 20  # 50 ms of 4 GB/s, capped at 32 MiB
     granted = fast.endpoint()["socket_buffer_bytes_granted"] // 2
     warnings = fast.stats()["warnings"]
     # Either the kernel gave the whole buffer, or the stream says why not (like UHD).

@@ -41,7 +41,8 @@ nlohmann::json RxStream::endpoint() const {
   return {{"kind", "udp"},
           {"host", cfg_.transport.host},
           {"port", sock_.local_port()},
-          {"socket_buffer_bytes", cfg_.socket_buffer_for_rate()},
+          {"socket_buffer_bytes", cfg_.transport.socket_buffer_bytes},
+          {"socket_buffer_bytes_sized", cfg_.socket_buffer_for_rate()},  // grown to 50 ms of the rate
           {"socket_buffer_bytes_granted", sock_.granted_rcvbuf()},
           {"gso", cfg_.transport.gso},
           {"gro", gro_}};
