@@ -19,15 +19,19 @@ def hilrig(*args: str, cwd: Path, **kw) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kw)
 
 
-def sim_pids() -> set[int]:
+def sim_pids(parent: int | None = None) -> set[int]:
+    """Running hilrig-sim processes (zombies excluded), optionally only children of `parent`."""
     pids = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if (entry / "comm").read_text().strip() == "hilrig-sim":
-                    pids.add(int(entry.name))
+                stat = (entry / "stat").read_text()
             except OSError:
-                pass
+                continue
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
+            if comm == "hilrig-sim" and state != "Z" and (parent is None or int(ppid) == parent):
+                pids.add(int(entry.name))
     return pids
 
 
@@ -57,7 +61,6 @@ def test_interrupted_run_keeps_measured_results_and_leaks_nothing(tmp_path):
              transport: {kind: shm, frame_bytes: 8048}, duration: 30 s}
     """))
     outbox = tmp_path / "outbox"
-    before = sim_pids()
     proc = hilrig("run", str(cases), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(outbox), cwd=tmp_path)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -69,13 +72,15 @@ def test_interrupted_run_keeps_measured_results_and_leaks_nothing(tmp_path):
         proc.kill()
         raise AssertionError("first case never reached the outbox: " + proc.communicate()[0])
     time.sleep(1.0)  # the second case is streaming now
+    ours = sim_pids(parent=proc.pid)
+    assert ours, "the second case's simulator is not running"
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=20)
     assert proc.returncode == 130, out
     lines = [l for l in files[0].read_text().splitlines() if l.startswith("hilrig_case")]
     assert len(lines) == 1 and "testcase=first" in lines[0]
     time.sleep(0.2)
-    assert sim_pids() - before == set(), "simulator left running after Ctrl-C"
+    assert sim_pids() & ours == set(), "simulator left running after Ctrl-C"
     assert "interrupted" in out
 
 
