@@ -164,7 +164,7 @@ device: dut
 direction: rx
 master_clock: 1 GHz
 decimation: 1
-transport: {{kind: shm, frame_bytes: 262192, slots: 64}}
+transport: {{kind: shm, frame_bytes: 65584}}
 warmup: 200 ms
 duration: {seconds} s
 thresholds:
@@ -239,7 +239,7 @@ def main() -> int:
                 f"{r['frame_GBps'] / p['GBps']:.1f}")
     if "sim" in only:
         s = sim_rx(sim_s)
-        add(f"sim RX 1 GS/s sc16 shm {sim_s:g} s", "262192 B",
+        add(f"sim RX 1 GS/s sc16 shm {sim_s:g} s", "65584 B",
             f"{s.get('throughput_Bps', 0) / 1e9:6.2f} GB/s missing={s.get('missing_frames', 0):.0f} "
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-")

@@ -102,7 +102,8 @@ json bench_udp(const Args& a) {
 }
 
 std::uint32_t default_slots(std::uint32_t fb) {
-  return std::clamp<std::uint32_t>((1u << 20) / fb, 8, 128);  // ~1 MiB: stays in L2/L3
+  // The same 8 MiB ring as a case's default (hostlib/dsl/loader.py default_shm_slots).
+  return std::clamp<std::uint32_t>((8u << 20) / fb, 16, 65536);
 }
 
 json bench_shm(const Args& a) {
