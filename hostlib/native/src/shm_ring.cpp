@@ -199,6 +199,13 @@ const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
     if (local_tail_ == cached_head_) return nullptr;
   }
   const std::uint8_t* s = slot(local_tail_);
+  if (local_tail_ + 1 < cached_head_) {
+    // The next slot is published already: start pulling its first lines from the
+    // producer's core while this one is checked (never touch an unpublished slot:
+    // that would steal lines the producer is still writing).
+    const std::uint8_t* next = slot(local_tail_ + 1);
+    for (unsigned off = 0; off < 256 && off < hdr()->slot_stride; off += 64) __builtin_prefetch(next + off);
+  }
   std::memcpy(len, s, sizeof *len);
   return s + kSlotHeaderBytes;
 }
