@@ -35,6 +35,8 @@ class ConfigIssue:
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         field = f" {self.field}:" if self.field else ""
+        if not where:  # a problem not in a file (a command-line option): no leading ": "
+            return f"{field.strip()} {self.message}".strip()
         return f"{where}:{field} {self.message}"
 
 

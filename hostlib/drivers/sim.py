@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import DeviceError, InfrastructureError
+from .._exceptions import ConfigError, DeviceError, InfrastructureError
 from .base import Driver, Snapshot, register_driver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -197,6 +197,18 @@ def stream_config(case: Any, device: Any) -> dict:
     }
 
 
+def _host_stream(make: Any, cfg: dict, case: Any, role: str) -> Any:
+    """A native host stream; its errors become one-line hilrig errors naming the case
+    (the core raises ValueError for a config it rejects, RuntimeError for a socket or ring)."""
+    where = getattr(case, "location", None) or getattr(case, "name", "?")
+    try:
+        return make(cfg)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: host {role} rejects the stream config: {exc}") from None
+    except RuntimeError as exc:
+        raise InfrastructureError(f"{where}: host {role} cannot be set up: {exc}") from None
+
+
 @register_driver
 class SimDriver(Driver):
     """Drives hilrig-sim through the native host streams."""
@@ -232,14 +244,14 @@ class SimDriver(Driver):
                    "fifo_frames": int(fifo_frames), "faults": faults}
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
-            self.rx = nat.RxStream(cfg)
+            self.rx = _host_stream(nat.RxStream, cfg, case, "receiver")
             sim_cfg["rx_dest"] = self.rx.endpoint()
         answer = self.sim.request("configure", **sim_cfg)
         if direction in ("tx", "loopback"):
             dest = answer.get("endpoint")
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
-            self.tx = nat.TxStream({**cfg, "dest": dest})
+            self.tx = _host_stream(nat.TxStream, {**cfg, "dest": dest}, case, "sender")
 
     def start(self) -> int:
         if self.rx is not None:

@@ -79,7 +79,10 @@ class UhdDriver(Driver):
 
     def start(self) -> int:
         started = time.monotonic_ns()
-        self.radio.start()
+        try:
+            self.radio.start()
+        except RuntimeError as exc:  # a one-line device error, like the soapy driver's
+            raise DeviceError(f"UHD device {uhd_args(self.device, self.case)!r} did not start: {exc}") from exc
         return started
 
     def poll(self) -> Snapshot:

@@ -54,6 +54,8 @@ def format_metric(name: str, value: Any) -> str:
     if dim == "time":
         return f"{value * 1e3:.3g} ms" if abs(value) < 1 else f"{value:.3f} s"
     if dim == "rate":
+        if metric.name == "frames_per_s":  # a rate of frames, not of samples
+            return _rate(value, 2).replace("S/s", "frames/s")
         return _rate(value, 2)
     if dim == "ratio":
         return f"{value:.6g}"
@@ -72,7 +74,10 @@ def summary_line(result: CaseResult) -> str:
     """One line: verdict, what ran, what was measured (or why nothing was)."""
     head = f"{result.verdict} {_head(result)}"
     if result.verdict == "SKIP":
-        return f"SKIP {_head(result)}: {_one_line(result.message or result.error)}"
+        reason = _one_line(result.message or result.error)
+        # The engine stores the summary as the message; summarising it again must not
+        # repeat "SKIP rx udp ...:" in front of it.
+        return reason if reason.startswith(head + ":") else f"{head}: {reason}"
     if result.verdict == "ERROR":
         kind = result.error_kind
         text = result.error or result.message or "unknown error"
@@ -99,6 +104,12 @@ def summary_line(result: CaseResult) -> str:
             for t in failed
         )
     return line
+
+
+def message_line(result: CaseResult) -> str:
+    """The result's one-line message as the engine wrote it (with its host-limited and
+    warning notes), or the summary line when nothing wrote one."""
+    return _one_line(result.message) or summary_line(result)
 
 
 def _one_line(text: Any) -> str:
@@ -137,7 +148,7 @@ def render_verdict(result: CaseResult) -> Group:
         table.add_column(name, justify=justify)
     for text, measured, limit, margin, status in threshold_rows(result):
         table.add_row(text, measured, limit, margin, Text(status, style=_STYLE["PASS" if status.startswith("PASS") else "FAIL"]))
-    summary = Text(summary_line(result), style=_STYLE.get(result.verdict, ""))
+    summary = Text(message_line(result), style=_STYLE.get(result.verdict, ""))
     return Group(table, summary) if result.thresholds else Group(summary)
 
 
@@ -157,7 +168,7 @@ def html_tables(result: CaseResult) -> str:
         body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
         return f'<table border="1" style="border-collapse:collapse"><tr>{head}</tr>{body}</table>'
 
-    parts = [f"<b>{escape(summary_line(result))}</b>"]
+    parts = [f"<b>{escape(message_line(result))}</b>"]
     if result.thresholds:
         parts.append(table(["threshold", "measured", "limit", "margin", "result"], threshold_rows(result)))
     if result.metrics:

@@ -25,7 +25,7 @@ from robot.libraries.BuiltIn import BuiltIn
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
 from ..results import Evidence, Outbox, html_tables, new_run_id, results_dirs, summary_line
 from ..results.record import CaseResult, iso_utc, utc_now
-from ..results.verdict import format_metric
+from ..results.verdict import format_metric, message_line
 
 PLACEHOLDER_TAG = "hilrig:placeholder"
 
@@ -220,8 +220,7 @@ class HilrigLibrary:
             driver=getattr(device, "driver", "") or "", run_id=self.run_id or "", started_utc=started,
             ended_utc=iso_utc(utc_now()), verdict=verdict, message=message, error=error,
         )
-        if not result.message:
-            result.message = summary_line(result)
+        result.message = summary_line(result)  # the reason (message) becomes the one-line summary
         return result
 
     def _record(self, result: CaseResult) -> None:
@@ -251,7 +250,7 @@ class HilrigLibrary:
         for name, value in result.metrics.items():
             builtin.set_test_metadata(name, format_metric(name, value))
         logger.info(html_tables(result), html=True)
-        summary = summary_line(result)
+        summary = message_line(result)
         builtin.set_test_message(summary)
         if result.verdict == "PASS":
             return

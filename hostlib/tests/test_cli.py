@@ -36,8 +36,14 @@ def sim_pids(parent: int | None = None) -> set[int]:
 
 
 def test_public_surface_is_what_all_says():
+    import types
+
     for name in hostlib.__all__:
         assert getattr(hostlib, name) is not None, name
+    # Nothing public beyond __all__ (subpackages aside): a new export must be listed.
+    public = {n for n, v in vars(hostlib).items()
+              if not n.startswith("_") and not isinstance(v, types.ModuleType)}
+    assert public <= set(hostlib.__all__), public - set(hostlib.__all__)
 
 
 def test_validate_exit_codes(tmp_path):
@@ -93,3 +99,21 @@ def test_absent_device_skips_with_exit_zero(tmp_path):
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
     assert "SKIP" in out and "x310" in out
+
+
+def test_user_mistakes_get_one_line_errors_not_tracebacks(tmp_path):
+    rig_typo = tmp_path / "typo.yaml"
+    rig_typo.write_text((REPO / "rigs/sim.yaml").read_text().replace("driver: sim", "drvier: sim", 1))
+    checks = [
+        (("run", str(tmp_path / "missing.yaml")), 2, "missing.yaml: no such file"),
+        (("run", str(REPO / "testcases/tx/tx_udp.yaml"), "--rig", str(rig_typo)), 2,
+         "typo.yaml:9: devices.dut.drvier: unknown field 'drvier'; did you mean 'driver'?"),
+        (("run", str(REPO / "testcases/tx/tx_udp.yaml"), "--rig", "no_such_rig"), 2, "no_such_rig.yaml"),
+        (("results", "show", "--last", "0"), 2, "hilrig: ConfigError: --last 0: give 1 or more"),
+    ]
+    for args, code, text in checks:
+        proc = hilrig(*args, cwd=tmp_path)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == code, (args, out)
+        assert text in out, (args, out)
+        assert "Traceback" not in out, (args, out)

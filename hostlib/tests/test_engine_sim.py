@@ -164,3 +164,13 @@ def test_absent_device_is_a_skip_with_reason(write_case, sim_rig):
     result = run_case(case, sim_rig, run_id="test")
     assert result.verdict == "SKIP"
     assert "x310" in result.message
+
+
+def test_host_socket_that_cannot_bind_is_an_infrastructure_error_naming_the_case(write_case, sim_rig):
+    # 192.0.2.1 (TEST-NET-1) is on no interface here: the host receiver cannot bind it.
+    [case] = write_case(RX_CASE.format(kind="udp").replace(
+        "frame_bytes: 8048}", "frame_bytes: 8048, host: 192.0.2.1}"))
+    result = run_case(case, sim_rig, run_id="test")
+    assert result.verdict == "ERROR" and result.error_kind == "infrastructure", result.message
+    assert case.location in result.message and "192.0.2.1" in result.message
+    assert child_pids() == []

@@ -315,3 +315,22 @@ def test_verdict_table_lists_each_threshold():
     lines = text.splitlines()
     summary_at = [i for i, l in enumerate(lines) if l.startswith("FAIL rx udp 10.0 MS/s: ")]
     assert summary_at and summary_at[0] > lines.index(rows[1]), "summary line after the table"
+
+
+def test_views_keep_the_engines_message_and_never_repeat_the_skip_head():
+    skip = make_result(verdict="SKIP", metrics={}, message="rig 'sim' has no device 'x310'")
+    skip.message = summary_line(skip)  # what the engine stores
+    assert summary_line(skip) == "SKIP rx udp 10.0 MS/s: rig 'sim' has no device 'x310'"
+    assert verdict_text(skip, width=200).strip() == skip.message
+    limited = make_result(verdict="FAIL", metrics={"throughput_sps": 5e6, "throughput_ratio": 0.5,
+                                                    "missing_frames": 7, "overruns": 1, "underruns": 0})
+    limited.message = "host-limited: rig CPU saturated; " + summary_line(limited) + "; warning: rmem_max caps it"
+    text = verdict_text(limited, width=300)
+    assert "host-limited: rig CPU saturated;" in text and "warning: rmem_max caps it" in text
+
+
+def test_frame_rate_is_shown_in_frames_not_samples():
+    from hostlib.results import format_metric
+
+    assert format_metric("frames_per_s", 1250.0) == "1.25 kframes/s"
+    assert format_metric("throughput_sps", 1250.0) == "1.25 kS/s"

@@ -179,3 +179,39 @@ def test_broken_yaml_fails_the_suite_naming_file_and_line(tmp_path, suite_dir):
     assert rc == 1 and list(tests) == ["Load hilrig cases"]
     assert tests["Load hilrig cases"].status == "FAIL"
     assert "broken.yaml:3" in tests["Load hilrig cases"].message
+
+
+def test_real_engine_skip_message_is_one_summary(tmp_path, monkeypatch):
+    """The real engine (no fake): a device the rig lacks gives SKIP whose message says
+    the verdict and what ran once, then the reason (not 'SKIP ...: SKIP ...:')."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("HILRIG_RIG", raising=False)
+    (tmp_path / "rig.yaml").write_text(RIG)
+    suite = tmp_path / "cases"
+    suite.mkdir()
+    shutil.copy(REPO / "testcases" / "hilrig.robot", suite / "hilrig.robot")
+    (suite / "a.yaml").write_text(CASE.format(name="RX on x310", direction="rx", kind="udp", tags="smoke",
+                                              ratio="decimation").replace("device: dut", "device: x310"))
+    _, tests, _ = run_robot(tmp_path, suite)
+    skipped = tests["RX on x310"]
+    assert skipped.status == "SKIP"
+    assert skipped.message == "SKIP rx udp 10.0 MS/s: rig 'testrig' has no device 'x310' (it has: dut)"
+
+
+def test_selection_examples_in_the_docs_select_starter_cases():
+    """Every `--variable CASE:...`/`TAG:...` example in README.md and docs/ selects at
+    least one of the shipped cases (a renamed case must not leave a dead example)."""
+    import re
+
+    from hostlib.dsl import load_cases
+    from hostlib.robot.library import _matches, case_tags
+
+    cases = load_cases([REPO / "testcases"])
+    examples = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        for m in re.finditer(r"--variable\s+\"?(CASE|TAG):([^\"\s]+(?: [^\"\s-][^\"\s]*)*)\"?\s+testcases/", doc.read_text()):
+            examples.append((doc.name, m.group(1), m.group(2).strip("'")))
+    assert any(kind == "CASE" for _, kind, _ in examples), examples
+    for doc, kind, glob in examples:
+        hits = [c for c in cases if (_matches(glob, c.test_name) if kind == "CASE" else _matches(glob, *case_tags(c)))]
+        assert hits, f"{doc}: {kind}:{glob} selects no case under testcases/"

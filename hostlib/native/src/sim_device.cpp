@@ -194,13 +194,19 @@ json SimDevice::stats() const {
             {"injected_reorder_frames", g(injected_reorder_)},
             {"underruns", g(underruns_)},
             {"tx_frames_received", 0}, {"tx_samples_received", 0}, {"tx_seq_errors", 0},
-            {"tx_missing_frames", 0}, {"tx_pattern_errors", 0}, {"tx_malformed_frames", 0},
+            {"tx_missing_frames", 0}, {"tx_dropped_samples", 0}, {"tx_duplicate_frames", 0},
+            {"tx_reordered_frames", 0}, {"tx_pattern_errors", 0}, {"tx_malformed_frames", 0},
             {"running", running()}};
   if (tx_) {
     s["tx_frames_received"] = g(tx_->frames_received);
     s["tx_samples_received"] = g(tx_->samples_received);
     s["tx_seq_errors"] = g(tx_->seq_errors);
     s["tx_missing_frames"] = g(tx_->missing_frames);
+    // The engine reads dropped/duplicate/reordered as tx_<name> too; without them a
+    // TX gap would show as missing frames but zero dropped samples.
+    s["tx_dropped_samples"] = g(tx_->dropped_samples);
+    s["tx_duplicate_frames"] = g(tx_->duplicate_frames);
+    s["tx_reordered_frames"] = g(tx_->reordered_frames);
     s["tx_pattern_errors"] = g(tx_->pattern_errors);
     s["tx_malformed_frames"] = g(tx_->malformed_frames);
   }
