@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
+from ..transports import native, stream_config
 from .base import Driver, Snapshot, register_driver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -43,17 +44,6 @@ def find_sim_binary() -> str:
         f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {built}, PATH); "
         "build it with `make build`"
     )
-
-
-def native():
-    """The native module, with a clear error when it was not built."""
-    try:
-        from .. import _native
-    except ImportError as exc:
-        raise InfrastructureError(
-            f"native core hostlib._native is not built ({exc}); run `make build`"
-        ) from exc
-    return _native
 
 
 class SimProcess:
@@ -170,33 +160,6 @@ def default_fifo_frames(frame_bytes: int) -> int:
     return max(16, DEFAULT_FIFO_BYTES // int(frame_bytes))
 
 
-def stream_config(case: Any, device: Any) -> dict:
-    """The stream config shared by the host streams and the simulator (see docs)."""
-    t = case.transport
-    opts = dict(getattr(t, "options", {}) or {})
-    transport: dict[str, Any] = {"kind": t.kind}
-    if t.kind == "udp":
-        transport["host"] = opts.get("host", "127.0.0.1")
-        transport["port"] = int(opts.get("port", 0))
-        transport["socket_buffer_bytes"] = int(opts.get("socket_buffer_bytes", opts.get("socket_buffer", 4 * 1024 * 1024)))
-        for knob in ("gso", "gro", "busy_poll"):  # offload switches (docs/performance.md)
-            if knob in opts:
-                transport[knob] = bool(opts[knob])
-    elif t.kind == "shm":
-        transport["slots"] = int(opts["slots"])
-    return {
-        "direction": case.direction,
-        "channels": int(case.channels),
-        "sample_format": case.sample_format,
-        "rate_sps": float(case.rate_sps),
-        "frame_bytes": int(t.frame_bytes),
-        "transport": transport,
-        "pattern": case.pattern,
-        "stream_id": 0,
-        "crc": False,
-    }
-
-
 def _host_stream(make: Any, cfg: dict, case: Any, role: str) -> Any:
     """A native host stream; its errors become one-line hilrig errors naming the case
     (the core raises ValueError for a config it rejects, RuntimeError for a socket or ring)."""
@@ -233,7 +196,7 @@ class SimDriver(Driver):
 
     def configure(self, case: Any) -> None:
         nat = native()
-        cfg = stream_config(case, self.device)
+        cfg = stream_config(case)
         fifo_frames = (getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
                        or default_fifo_frames(cfg["frame_bytes"]))
         faults = dict(getattr(case, "faults", None) or {})

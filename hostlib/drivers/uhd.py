@@ -9,13 +9,12 @@ recv_buff_size ...); stream args (spp ...) from the case's stream_args.
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from .._exceptions import DeviceAbsent, DeviceError, InfrastructureError
-from .base import Driver, Snapshot, register_driver
-from .sim import native
-from .soapy import args_string, rate_checked, split_stats
+from ..transports import native
+from .base import register_driver
+from .radio import RadioDriver, args_string, rate_checked
 
 
 def uhd_args(device: Any, case: Any | None = None) -> str:
@@ -26,15 +25,12 @@ def uhd_args(device: Any, case: Any | None = None) -> str:
 
 
 @register_driver
-class UhdDriver(Driver):
+class UhdDriver(RadioDriver):
     name = "uhd"
+    library = "UHD"
 
-    def __init__(self, device: Any):
-        super().__init__(device)
-        self.radio = None
-        self.case = None
-        self.configured: dict = {}
-        self._info: dict = {}
+    def describe(self) -> str:
+        return uhd_args(self.device, self.case)
 
     def open(self) -> None:
         nat = native()
@@ -50,11 +46,7 @@ class UhdDriver(Driver):
         self._found = found
 
     def versions(self) -> dict[str, str]:
-        out = {"uhd": str(self._info.get("uhd", "?"))}
-        if self.configured:
-            out["rate_sps_requested"] = repr(self.configured.get("rate_sps_requested"))
-            out["rate_sps_coerced"] = repr(self.configured.get("rate_sps"))
-        return out
+        return {"uhd": str(self._info.get("uhd", "?")), **self.rate_versions()}
 
     def configure(self, case: Any) -> None:
         # The transport args are device args in UHD, so the device opens here, per case.
@@ -76,27 +68,3 @@ class UhdDriver(Driver):
         except RuntimeError as exc:
             raise DeviceError(f"UHD device {args!r}: {exc}") from exc
         rate_checked(case, self.configured, f"UHD device {args!r}")
-
-    def start(self) -> int:
-        started = time.monotonic_ns()
-        try:
-            self.radio.start()
-        except RuntimeError as exc:  # a one-line device error, like the soapy driver's
-            raise DeviceError(f"UHD device {uhd_args(self.device, self.case)!r} did not start: {exc}") from exc
-        return started
-
-    def poll(self) -> Snapshot:
-        return split_stats(self.case, self.radio.stats(), {})
-
-    def stop(self) -> Snapshot:
-        self.radio.stop()
-        return split_stats(self.case, self.radio.stats(), {})
-
-    def close(self) -> None:
-        radio, self.radio = self.radio, None
-        if radio is not None:
-            try:
-                radio.stop()
-            except Exception:  # noqa: BLE001  close never raises
-                pass
-            del radio

@@ -78,17 +78,3 @@ class Case:
     @property
     def location(self) -> str:
         return f"{self.source_file}:{self.source_line}"
-
-    def stream_config(self) -> dict[str, Any]:
-        """The native stream config dict (docs/architecture.md "Stream config")."""
-        return {
-            "direction": self.direction,
-            "channels": self.channels,
-            "sample_format": self.sample_format,
-            "rate_sps": self.rate_sps,
-            "frame_bytes": self.transport.frame_bytes,
-            "transport": self.transport.to_config(),
-            "pattern": self.pattern,
-            "stream_id": 0,
-            "crc": False,
-        }

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from hostlib._exceptions import ConfigError, ConfigIssue
+from hostlib.transports import default_shm_slots
 from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, TransportSpec
 from hostlib.dsl.schema import SWEEP_KEYS, CaseModel
 from hostlib.dsl.thresholds import ThresholdError, parse_threshold
@@ -31,14 +32,6 @@ SHM_MAX_FRAME_BYTES = 64 * 1024**2   # a slot larger than this is a typo, not a 
 DEFAULT_TIMEOUT_MARGIN_S = 30.0      # default timeout = duration + warmup + this
 UDP_DEFAULTS = {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2,
                 "gso": True, "gro": True, "busy_poll": False}
-SHM_RING_BYTES = 8 * 1024**2         # default ring: 8 MiB, fits the L3 cache, rarely full
-
-
-def default_shm_slots(frame_bytes: int) -> int:
-    """Slots of an 8 MiB ring (16..65536): a deep ring lets producer and consumer
-    run apart on two cores instead of waking each other for every few frames
-    (make bench: 8 KiB frames move ~3x faster with 1024 slots than with 128)."""
-    return max(16, min(65536, SHM_RING_BYTES // int(frame_bytes)))
 _UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll")
 _SHM_KNOBS = ("slots",)
 _ALIASES = {"frame_bytes": "frame_size"}   # canonical -> alias, for finding lines

@@ -29,7 +29,8 @@ class Probe:
 
 def probe(soapy_args: tuple[str, ...] = ("", "driver=hilrig")) -> Probe:
     """Ask every library; a missing library is a problem line, never an exception."""
-    from ..drivers.sim import find_sim_binary, native
+    from ..drivers.sim import find_sim_binary
+    from ..transports import native
     from ..drivers.soapy import ensure_plugin_path
 
     out = Probe()

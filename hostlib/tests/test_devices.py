@@ -172,7 +172,7 @@ def test_coerced_rate_is_reported_beside_the_requested_one():
     os.environ["HILRIG_SIM_BIN"] = env["HILRIG_SIM_BIN"]
     from types import SimpleNamespace
     from hostlib._exceptions import DeviceAbsent
-    from hostlib.drivers.soapy import rate_checked
+    from hostlib.drivers.radio import rate_checked
     radio = _native().SoapyRadio("driver=hilrig")
     got = radio.configure({"direction": "rx", "channels": 1, "sample_format": "sc16",
                            "rate_sps": 30e6, "master_clock_hz": 100e6, "stream_args": {}})

@@ -49,7 +49,9 @@ def test_single_case_defaults_and_derived_values(tmp_path):
                         "reorder_frames": 0}
     assert c.samples_per_frame == (8000 - 48) // 4
     assert c.fifo_frames is None and c.sweep_point == {}
-    cfg = c.stream_config()
+    from hostlib.transports import stream_config
+
+    cfg = stream_config(c)
     assert cfg["rate_sps"] == 10e6 and cfg["frame_bytes"] == 8000 and cfg["transport"]["kind"] == "udp"
 
 
