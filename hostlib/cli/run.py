@@ -9,6 +9,7 @@ from rich.console import Console
 
 from ..dsl import load_cases
 from ..engine import run_case
+from ..results.save import save_result
 from ..results import Evidence, Outbox, new_run_id, render_verdict, results_dirs
 from ..results.influx import ship_after_run
 from ..results.record import iso_utc, utc_now
@@ -61,8 +62,7 @@ def run_command(args) -> int:
             result = run_case(case, rig, run_id=run_id, progress=_progress_printer(console))
             if console.is_terminal:
                 console.file.write("\n")
-            outbox.append(result)
-            evidence.add(result)
+            save_result(result, outbox=outbox, evidence=evidence)
             verdicts.append(result.verdict)
             console.print(render_verdict(result))
             code = EXIT_FOR_VERDICT.get(result.verdict)

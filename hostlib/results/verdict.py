@@ -86,6 +86,11 @@ def summary_line(result: CaseResult) -> str:
         label = f"ERROR ({kind})" if kind != "other" else "ERROR"
         return f"{label} {_head(result)}: {_one_line(text)}"
     m = result.metrics
+    if result.verdict == "PASS" and not _limits_delivery(result):
+        # A measuring case (e.g. the reference sweeps) passes on integrity alone, or on
+        # nothing; say so, so that "PASS ... 52% ... missing" never reads as a clean stream.
+        what = "integrity only, rate and loss measured" if result.thresholds else "no thresholds, measured only"
+        head = f"PASS ({what}) {_head(result)}"
     parts = []
     thr, ratio = m.get("throughput_sps"), m.get("throughput_ratio")
     parts.append(_rate(thr, 2) + (f" ({ratio * 100:.1f}%)" if _finite(ratio) else ""))
@@ -104,6 +109,17 @@ def summary_line(result: CaseResult) -> str:
             for t in failed
         )
     return line
+
+
+# Thresholds on any of these make a PASS a statement about delivery, not only integrity.
+DELIVERY_METRICS = frozenset({
+    "throughput_sps", "throughput_msps", "throughput_Bps", "throughput_ratio", "frames_per_s",
+    "missing_frames", "dropped_samples", "overruns", "underruns", "seq_errors", "drop_ratio",
+})
+
+
+def _limits_delivery(result: CaseResult) -> bool:
+    return bool({getattr(t, "metric", "") for t in result.thresholds} & DELIVERY_METRICS)
 
 
 def message_line(result: CaseResult) -> str:

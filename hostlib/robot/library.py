@@ -23,6 +23,7 @@ from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
+from ..results.save import save_result
 from ..results import Evidence, Outbox, html_tables, new_run_id, results_dirs, summary_line
 from ..results.record import CaseResult, iso_utc, utc_now
 from ..results.verdict import format_metric, message_line
@@ -225,10 +226,7 @@ class HilrigLibrary:
 
     def _record(self, result: CaseResult) -> None:
         self.verdicts.append(result.verdict)
-        if self.outbox is not None:
-            self.outbox.append(result)
-        if self.evidence is not None:
-            self.evidence.add(result)
+        save_result(result, outbox=self.outbox, evidence=self.evidence)
 
     def _progress(self, case: Any):
         name = case.test_name if len(case.test_name) <= 40 else case.test_name[:37] + "..."

@@ -279,8 +279,10 @@ def test_results_dirs_from_rig_and_default(tmp_path):
 # --- verdict views -------------------------------------------------------------------
 
 def test_summary_line_pass_and_fail():
-    assert summary_line(make_result()) == (
+    held = SimpleNamespace(metric="missing_frames", passed=True)
+    assert summary_line(make_result(thresholds=[held])) == (
         "PASS rx udp 10.0 MS/s: 10.00 MS/s (100.0%), 0 missing, 0 O, 0 U, p99 0.21 ms")
+    assert summary_line(make_result()).startswith("PASS (no thresholds, measured only) rx udp")
     failed = SimpleNamespace(metric="missing_frames", text="missing_frames == 0", measured=12.0, limit=0.0,
                              margin=-12.0, passed=False, marginal=False)
     line = summary_line(make_result(verdict="FAIL", thresholds=[failed], metrics={
@@ -334,3 +336,28 @@ def test_frame_rate_is_shown_in_frames_not_samples():
 
     assert format_metric("frames_per_s", 1250.0) == "1.25 kframes/s"
     assert format_metric("throughput_sps", 1250.0) == "1.25 kS/s"
+
+
+def test_pass_without_delivery_limits_says_it_is_integrity_only():
+    """A measuring case (no threshold on rate or loss) must not read like a clean stream."""
+    lossy = {"throughput_sps": 5.2e8, "throughput_ratio": 0.52, "missing_frames": 1062993.0,
+             "overruns": 0.0, "underruns": 0.0, "pattern_errors": 0.0}
+    integrity = [SimpleNamespace(metric="pattern_errors", passed=True)]
+    line = summary_line(make_result(metrics=lossy, thresholds=integrity))
+    assert line.startswith("PASS (integrity only, rate and loss measured) rx udp")
+    assert "1062993 missing" in line
+    delivery = integrity + [SimpleNamespace(metric="missing_frames", passed=True)]
+    assert summary_line(make_result(metrics=lossy, thresholds=delivery)).startswith("PASS rx udp")
+
+
+def test_a_failing_sink_does_not_cost_the_other_its_record(tmp_path):
+    from hostlib.results.save import save_result
+
+    class FullDisk:
+        def append(self, result):
+            raise OSError("No space left on device")
+
+    evidence = Evidence(tmp_path / "evidence", "20261121T210000Z-abcdef", rig_name="sim")
+    with pytest.raises(OSError, match="No space"):
+        save_result(make_result(), outbox=FullDisk(), evidence=evidence)
+    assert len(json.loads(evidence.path.read_text())["cases"]) == 1
