@@ -104,7 +104,8 @@ def test_rate_the_host_cannot_take_ends_on_time_and_fails(write_case, sim_rig):
     assert result.verdict == "FAIL", result.message
     assert m["overruns"] + m["missing_frames"] > 0
     # The throughput is what arrived, not what was asked for.
-    assert m["throughput_sps"] < 0.5 * 5e9
+    delivered = m["frames_received"] / (m["frames_received"] + m["missing_frames"])
+    assert m["throughput_ratio"] <= min(delivered + 0.02, 0.999)
     assert m["throughput_sps"] <= m["samples_received"] / m["duration_s"] * 1.01
 
 

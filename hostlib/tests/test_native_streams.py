@@ -109,7 +109,10 @@ def test_rx_rate_host_cannot_take_ends_on_time_and_counts_losses(sim, kind):
     assert st["missing_frames"] > 0 and st["dropped_samples"] > 0
     # Nothing claimed that was not delivered: received samples are what arrived, well below the rate.
     assert st["samples_received"] <= ss["samples_sent"]
-    assert throughput_ratio(st, rate, spf) < 0.5
+    # The reported rate matches the delivered share of frames (how fast this host is
+    # does not matter: a faster host delivers more and reports more, never more than it got).
+    delivered = st["frames_received"] / (st["frames_received"] + st["missing_frames"])
+    assert throughput_ratio(st, rate, spf) <= min(delivered + 0.02, 1.0)
     # Every seq the device consumed is either received or counted missing.
     assert st["frames_received"] + st["missing_frames"] >= ss["frames_sent"] + ss["overflow_frames"]
 
