@@ -24,7 +24,7 @@ class Metric:
 
 
 _METRICS = [
-    Metric("samples_expected", "count", "samples the requested rate should have delivered in the measured window"),
+    Metric("samples_expected", "count", "samples the stream should have carried: RX, the rate over the span from first to last received frame; TX, the samples the host sent"),
     Metric("samples_received", "count", "samples received by the host (RX) or by the device (TX)"),
     Metric("samples_sent", "count", "samples sent by the device (RX) or by the host (TX)"),
     Metric("frames_received", "count", "frames received"),

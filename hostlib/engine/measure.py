@@ -95,6 +95,18 @@ def window_edge_ns(case: Any, snap: Snapshot) -> int:
     return snap.taken_ns
 
 
+def expected_samples(case: Any, final: Snapshot) -> float:
+    """What the stream should have carried, comparable with samples_received (both
+    count the whole stream): RX, the rate over the span from the first to the last
+    received frame (plus that frame's own period); TX, what the host sent."""
+    if case.direction == "tx":
+        return _num(final.host_tx, "payload_bytes_sent") / bytes_per_tick(case)
+    first, last = _num(final.host_rx, "first_frame_ns"), _num(final.host_rx, "last_frame_ns")
+    if not first or last < first:
+        return 0.0
+    return round((last - first) / 1e9 * float(case.rate_sps) + samples_per_frame(case))
+
+
 def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
     """One per-second row: rates over the last interval, error counts in it."""
     dt = max((cur.taken_ns - prev.taken_ns) / 1e9, 1e-9)
@@ -136,7 +148,7 @@ def compute_metrics(
     d_frames = received_frames(case, window_end) - received_frames(case, window_start)
     m: dict[str, float] = {}
     m["duration_s"] = window_s
-    m["samples_expected"] = rate * window_s
+    m["samples_expected"] = expected_samples(case, final)
     m["samples_received"] = received_payload_bytes(case, final) / tick_bytes
     m["frames_received"] = received_frames(case, final)
     if case.direction == "tx":

@@ -36,7 +36,8 @@ def _rate(v: Any, digits: int) -> str:
 def _count(v: Any) -> str:
     if not _finite(v):
         return "-"
-    return f"{v:.0f}" if float(v).is_integer() else f"{v:.4g}"
+    # Counts read as whole numbers, even large or derived ones (samples_expected).
+    return f"{v:.0f}" if float(v).is_integer() or abs(v) >= 1e4 else f"{v:.4g}"
 
 
 def format_metric(name: str, value: Any) -> str:

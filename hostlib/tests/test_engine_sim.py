@@ -75,6 +75,9 @@ def test_rx_10msps_two_seconds_is_clean(kind, write_case, sim_rig):
     assert 1.9 <= m["duration_s"] <= 2.5
     # Every sample the window counted was really received: 2 s at 10 MS/s.
     assert m["samples_received"] >= 0.999 * 10e6 * 2
+    # Received and expected count the same span: nothing lost means they agree, up to
+    # one frame and the arrival jitter at the span's ends.
+    assert abs(m["samples_expected"] - m["samples_received"]) <= (8048 - 48) // 4 + 1e-3 * m["samples_expected"]
     assert len(result.series) >= 2
     assert child_pids() == [], "simulator process leaked"
     assert shm_entries() <= before_shm, "shared-memory segment leaked"
@@ -133,6 +136,10 @@ def test_injected_faults_are_counted_exactly(kind, seed, write_case, sim_rig):
     assert m["missing_frames"] == drop
     assert m["dropped_samples"] == drop * samples_per_frame
     assert m["pattern_errors"] == corrupt
+    # Expected is the rate over the received span (arrival times), so it agrees with
+    # received + dropped up to one frame and the pacing jitter of the span's ends.
+    assert abs(m["samples_expected"] - (m["samples_received"] + m["dropped_samples"])) <= (
+        samples_per_frame + 1e-3 * m["samples_expected"])
     assert m["overruns"] == 0
 
 
