@@ -62,6 +62,43 @@ def test_socket_buffer_grows_with_rate_and_warnings_are_listed():
     assert (granted >= 32 << 20 and warnings == []) or any("rmem_max" in w for w in warnings)
 
 
+@pytest.mark.parametrize("frame_bytes,offload", [(1472, True), (16000, True), (16300, False), (65000, False)])
+def test_gso_gro_only_where_four_frames_share_a_super_packet(frame_bytes, offload):
+    # Asked for, but used only when >= 4 frames fit one 65000-byte GSO/GRO packet.
+    rx = native.RxStream({"rate_sps": 1e6, "frame_bytes": frame_bytes,
+                          "transport": {"kind": "udp", "port": 0, "gso": True, "gro": True}})
+    ep = rx.endpoint()
+    assert ep["gro"] is offload and rx.stats()["warnings"] == []
+    tx = native.TxStream({"rate_sps": 1e6, "frame_bytes": frame_bytes, "dest": ep})
+    assert tx.stats()["gso"] is offload
+
+
+def test_shm_ring_grows_to_50_ms_of_the_stream():
+    slow = native.RxStream({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
+    fast = native.RxStream({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
+    assert slow.endpoint()["slots"] == 64                       # the configured floor
+    assert fast.endpoint()["slots"] == -(-1e9 / 16384 * 0.05 // 1)  # 50 ms of 61035 frames/s
+
+
+def test_sim_says_why_frames_overflowed():
+    # A host that never reads: the 16-slot ring fills, then the 8-frame FIFO overflows,
+    # and the simulator puts the blame on the full link, not on its own lateness.
+    ring = native.RxStream({"rate_sps": 1e6, "frame_bytes": 1072, "transport": {"kind": "shm", "slots": 16}})
+    sim = Sim()
+    try:
+        sim.ok("configure", direction="rx", rate_sps=1e6, frame_bytes=1072, fifo_frames=8,
+               transport={"kind": "shm"}, rx_dest=ring.endpoint())
+        sim.ok("start")
+        time.sleep(0.3)
+        ss = sim.ok("stop")["stats"]
+    finally:
+        sim.close()
+    assert ss["overflow_frames"] > 0
+    assert ss["overflow_link_full_frames"] + ss["overflow_late_frames"] == ss["overflow_frames"]
+    assert ss["overflow_link_full_frames"] > ss["overflow_late_frames"]
+    assert ss["fifo_peak_frames"] >= 8 and ss["producer_longest_gap_ns"] > 0
+
+
 @pytest.mark.parametrize("fmt,word", [("sc16", 4), ("sc8", 2)])
 def test_vectorised_checker_exact_at_every_length_and_offset(fmt, word):
     for n_words in (0, 1, 7, 31, 32, 33, 127, 128, 129, 1000):

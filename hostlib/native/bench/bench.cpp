@@ -116,6 +116,7 @@ json bench_shm(const Args& a) {
   std::atomic<bool> stop{false};
   std::uint64_t produced = 0;
   const std::uint32_t len = std::uint32_t(kFrameHeaderBytes) + cfg.payload_bytes();
+  const PatternFramer framer(cfg);
   std::thread producer([&] {
     std::uint64_t seq = 0;
     unsigned pending = 0;
@@ -123,7 +124,7 @@ json bench_shm(const Args& a) {
       std::uint8_t* slot = prod->acquire();
       if (!slot) slot = prod->acquire_wait(10'000'000);  // flushes first
       if (!slot) continue;
-      build_pattern_frame(cfg, seq++, 0, slot);
+      framer.build(seq++, 0, slot);
       finish_frame(slot, false, 0);
       prod->publish_deferred(len);
       if (++pending == 16) {

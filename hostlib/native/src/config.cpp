@@ -40,6 +40,14 @@ std::uint32_t StreamConfig::socket_buffer_for_rate() const {
   return std::max(transport.socket_buffer_bytes, grown);
 }
 
+std::uint32_t StreamConfig::ring_slots_for_rate() const {
+  const double frames_per_s = rate_sps / double(samples_per_frame());
+  const std::uint64_t slot_bytes = 64 + (std::uint64_t(frame_bytes) + 63) / 64 * 64;  // ShmRing's stride
+  const double cap = double(std::max<std::uint64_t>(kRingMaxBytes / slot_bytes, 2));
+  const double want = std::min(std::ceil(frames_per_s * kRingSeconds), cap);
+  return std::max(transport.slots, std::uint32_t(want));
+}
+
 const char* direction_name(Direction d) {
   switch (d) {
     case Direction::rx: return "rx";

@@ -15,18 +15,17 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
   const std::uint64_t words = h.payload_bytes / bytes_per_sample(fmt);
   const std::uint64_t samples = words / h.channels;  // per-channel samples (ticks)
 
-  bump(c_.frames_received);
+  ++frames_;
   if (!any_) {
     c_.first_frame_ns.store(now, std::memory_order_relaxed);
+    longest_gap_ns_ = c_.longest_gap_ns.load(std::memory_order_relaxed);
     any_ = true;
-  } else {
-    std::uint64_t last = c_.last_frame_ns.load(std::memory_order_relaxed);
-    if (now > last && now - last > c_.longest_gap_ns.load(std::memory_order_relaxed))
-      c_.longest_gap_ns.store(now - last, std::memory_order_relaxed);
+  } else if (now > last_ns_ && now - last_ns_ > longest_gap_ns_) {
+    longest_gap_ns_ = now - last_ns_;
+    c_.longest_gap_ns.store(longest_gap_ns_, std::memory_order_relaxed);  // rare: written when it happens
   }
-  c_.last_frame_ns.store(now, std::memory_order_relaxed);
+  last_ns_ = now;
   if (h.flags & kFlagOverflowBefore) bump(c_.overruns);
-  if (h.flags & kFlagEOB) c_.eob_received.store(true, std::memory_order_relaxed);
   if (h.send_time_ns) c_.latency.record(now > h.send_time_ns ? now - h.send_time_ns : 0);
 
   std::uint64_t& slot = seen_[h.seq % seen_.size()];
@@ -53,12 +52,28 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
     slot = h.seq;
   }
   if (counts_samples) {
-    bump(c_.samples_received, samples);
-    bump(c_.payload_bytes_received, h.payload_bytes);
+    samples_ += samples;
+    payload_bytes_ += h.payload_bytes;
   }
   std::uint64_t errs = pattern_check(h.sample_tick * h.channels, frame + kFrameHeaderBytes, words, fmt);
   if (errs) bump(c_.pattern_errors, errs);
+  if (h.flags & kFlagEOB) {
+    flush();  // whoever sees eob_received sees the counts of everything before it
+    c_.eob_received.store(true, std::memory_order_release);
+  } else if (++unflushed_ == kFlushFrames) {
+    flush();
+  }
   return true;
+}
+
+void RxChecker::flush() {
+  unflushed_ = 0;
+  if (frames_ == 0) return;
+  bump(c_.frames_received, frames_);
+  bump(c_.samples_received, samples_);
+  bump(c_.payload_bytes_received, payload_bytes_);
+  c_.last_frame_ns.store(last_ns_, std::memory_order_relaxed);
+  frames_ = samples_ = payload_bytes_ = 0;
 }
 
 }  // namespace hilrig

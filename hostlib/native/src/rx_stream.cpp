@@ -17,11 +17,11 @@ std::uint64_t thread_cpu_ns(std::thread& t) {
 RxStream::RxStream(const StreamConfig& cfg) : cfg_(cfg) {
   if (cfg_.transport.kind == TransportKind::udp) {
     sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
-    gro_ = cfg_.transport.gro && sock_.enable_gro();
+    gro_ = gro_wanted() && sock_.enable_gro();
     busy_poll_ = cfg_.transport.busy_poll;
     if (busy_poll_) sock_.enable_busy_poll(50);
   } else if (cfg_.transport.path.empty()) {
-    ring_.reset(ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes));
+    ring_.reset(ShmRing::create(cfg_.ring_slots_for_rate(), cfg_.frame_bytes));
   } else {
     ring_.reset(ShmRing::open(cfg_.transport.path));
   }
@@ -32,7 +32,7 @@ RxStream::~RxStream() { stop(); }
 std::vector<std::string> RxStream::warnings() const {
   std::vector<std::string> w;
   if (!ring_ && !sock_.buffer_warning().empty()) w.push_back(sock_.buffer_warning());
-  if (!ring_ && cfg_.transport.gro && !gro_) w.push_back("udp: the kernel refused UDP_GRO; receiving one datagram per message");
+  if (!ring_ && gro_wanted() && !gro_) w.push_back("udp: the kernel refused UDP_GRO; receiving one datagram per message");
   return w;
 }
 
@@ -83,6 +83,7 @@ void RxStream::run_udp() {
           else check.on_frame(p, len, now, &h);
         });
       }
+      check.flush();
       last_activity = now;
       continue;
     }
@@ -113,6 +114,7 @@ void RxStream::run_shm() {
         p = ring_->peek(&len);
       }
       ring_->flush_released();
+      check.flush();
       last_activity = now;
       continue;
     }

@@ -74,7 +74,11 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
   map_bytes_ = kHeaderBytes + std::size_t(slot_count) * stride;
   if (init && ftruncate(fd, off_t(map_bytes_)) != 0)
     throw std::runtime_error(std::string("shm ring: ftruncate failed: ") + std::strerror(errno));
-  base_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // MAP_POPULATE: every page is allocated and mapped now, at set-up, on both sides.
+  // Without it the first lap through the ring takes a page fault per 4 KiB (two on a
+  // VM: guest and host), which at 4 GB/s puts the producer tens of ms behind at start
+  // (issue 4, docs/performance.md "Simulator at 1 GS/s").
+  base_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (base_ == MAP_FAILED) {
     base_ = nullptr;
     throw std::runtime_error(std::string("shm ring: mmap failed: ") + std::strerror(errno));
@@ -88,6 +92,9 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
     h->slot_stride = stride;
     h->slot_bytes = slot_bytes;
   }
+  slots_ = static_cast<std::uint8_t*>(base_) + kHeaderBytes;
+  count_ = hdr()->slot_count;
+  stride_ = hdr()->slot_stride;
 }
 
 ShmRing* ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
@@ -128,28 +135,26 @@ ShmRing* ShmRing::open(const std::string& path) {
   r->path_ = path;
   r->local_head_ = r->cached_head_ = r->published_head_ = r->hdr()->head.load(std::memory_order_acquire);
   r->local_tail_ = r->cached_tail_ = r->released_tail_ = r->hdr()->tail.load(std::memory_order_acquire);
+  r->head_pos_ = std::uint32_t(r->local_head_ % r->count_);
+  r->tail_pos_ = std::uint32_t(r->local_tail_ % r->count_);
   return r;
 }
 
 std::uint32_t ShmRing::slot_count() const { return hdr()->slot_count; }
 std::uint32_t ShmRing::slot_bytes() const { return hdr()->slot_bytes; }
 
-std::uint8_t* ShmRing::slot(std::uint64_t index) const {
-  return static_cast<std::uint8_t*>(base_) + kHeaderBytes + std::size_t(index % hdr()->slot_count) * hdr()->slot_stride;
-}
-
 std::uint8_t* ShmRing::acquire() {
-  Header* h = hdr();
-  if (local_head_ - cached_tail_ >= h->slot_count) {
-    cached_tail_ = h->tail.load(std::memory_order_acquire);
-    if (local_head_ - cached_tail_ >= h->slot_count) return nullptr;
+  if (local_head_ - cached_tail_ >= count_) {
+    cached_tail_ = hdr()->tail.load(std::memory_order_acquire);
+    if (local_head_ - cached_tail_ >= count_) return nullptr;
   }
-  return slot(local_head_) + kSlotHeaderBytes;
+  return slot_at(head_pos_) + kSlotHeaderBytes;
 }
 
 void ShmRing::publish_deferred(std::uint32_t len) {
-  std::memcpy(slot(local_head_), &len, sizeof len);
+  std::memcpy(slot_at(head_pos_), &len, sizeof len);
   ++local_head_;
+  head_pos_ = next_pos(head_pos_);
 }
 
 void ShmRing::flush_published() {
@@ -198,19 +203,22 @@ const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
     cached_head_ = h->head.load(std::memory_order_acquire);
     if (local_tail_ == cached_head_) return nullptr;
   }
-  const std::uint8_t* s = slot(local_tail_);
+  const std::uint8_t* s = slot_at(tail_pos_);
   if (local_tail_ + 1 < cached_head_) {
     // The next slot is published already: start pulling its first lines from the
     // producer's core while this one is checked (never touch an unpublished slot:
     // that would steal lines the producer is still writing).
-    const std::uint8_t* next = slot(local_tail_ + 1);
-    for (unsigned off = 0; off < 256 && off < hdr()->slot_stride; off += 64) __builtin_prefetch(next + off);
+    const std::uint8_t* next = slot_at(next_pos(tail_pos_));
+    for (unsigned off = 0; off < 256 && off < stride_; off += 64) __builtin_prefetch(next + off);
   }
   std::memcpy(len, s, sizeof *len);
   return s + kSlotHeaderBytes;
 }
 
-void ShmRing::release_deferred() { ++local_tail_; }
+void ShmRing::release_deferred() {
+  ++local_tail_;
+  tail_pos_ = next_pos(tail_pos_);
+}
 
 void ShmRing::flush_released() {
   if (released_tail_ == local_tail_) return;

@@ -133,7 +133,7 @@ json SimDevice::configure(const json& req) {
       // Loopback without rx_dest: transport is the RX destination, so listen on any port.
       std::uint16_t port = (cfg.direction == Direction::tx || has_rx_dest) ? tl.port : 0;
       tx_sock = UdpSocket::bind_to(tl.host, port, cfg.socket_buffer_for_rate());
-      if (tl.gro) tx_sock.enable_gro();
+      if (tl.gro && udp_offload_pays(cfg.frame_bytes)) tx_sock.enable_gro();
       endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", tx_sock.local_port()},
                   {"socket_buffer_bytes", tl.socket_buffer_bytes},
                   {"socket_buffer_bytes_granted", tx_sock.granted_rcvbuf()}};
@@ -162,7 +162,9 @@ json SimDevice::configure(const json& req) {
 
 void SimDevice::reset_counters() {
   for (C* c : {&frames_sent_, &samples_sent_, &overflow_events_, &overflow_frames_, &link_errors_, &injected_drop_,
-               &injected_corrupt_, &injected_duplicate_, &injected_reorder_, &underruns_})
+               &injected_corrupt_, &injected_duplicate_, &injected_reorder_, &underruns_,
+               &overflow_link_full_frames_, &overflow_late_frames_, &producer_longest_gap_ns_,
+               &fifo_peak_frames_})
     c->store(0);
   tx_ = std::make_unique<RxCounters>();
 }
@@ -193,6 +195,10 @@ json SimDevice::stats() const {
             {"injected_duplicate_frames", g(injected_duplicate_)},
             {"injected_reorder_frames", g(injected_reorder_)},
             {"underruns", g(underruns_)},
+            {"overflow_link_full_frames", g(overflow_link_full_frames_)},
+            {"overflow_late_frames", g(overflow_late_frames_)},
+            {"producer_longest_gap_ns", g(producer_longest_gap_ns_)},
+            {"fifo_peak_frames", g(fifo_peak_frames_)},
             {"tx_frames_received", 0}, {"tx_samples_received", 0}, {"tx_seq_errors", 0},
             {"tx_missing_frames", 0}, {"tx_dropped_samples", 0}, {"tx_duplicate_frames", 0},
             {"tx_reordered_frames", 0}, {"tx_pattern_errors", 0}, {"tx_malformed_frames", 0},
@@ -241,8 +247,9 @@ void SimDevice::run_rx() {
   auto due_time = [&](std::uint64_t seq) -> std::uint64_t { return t0 + std::uint64_t((long double)seq / frames_per_ns); };
 
   // Builds frame `seq` (with its faults) into out; corrupt faults applied here.
+  const PatternFramer framer(cfg);
   auto build = [&](std::uint64_t seq, std::uint8_t flags, std::uint8_t* out, const FaultPlan::Entry* fault) {
-    std::uint32_t len = build_pattern_frame(cfg, seq, flags, out);
+    std::uint32_t len = framer.build(seq, flags, out);
     if (fault && fault->kind == FaultPlan::kCorrupt) {
       std::uint8_t* payload = out + kFrameHeaderBytes;
       const unsigned wb = bytes_per_sample(cfg.sample_format);
@@ -261,16 +268,24 @@ void SimDevice::run_rx() {
     bump(samples_sent_, n * spf);
   };
 
+  std::uint64_t last_pass_ns = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     const std::uint64_t now = now_ns();
+    if (last_pass_ns && now - last_pass_ns > producer_longest_gap_ns_.load(std::memory_order_relaxed))
+      producer_longest_gap_ns_.store(now - last_pass_ns, std::memory_order_relaxed);
+    last_pass_ns = now;
     const std::uint64_t produced = due_count(now);
     // FIFO = built-but-unsent frames + produced-but-unbuilt frames; the oldest overflow.
     std::uint64_t fifo = carry + (produced - next_seq);
+    if (fifo > fifo_peak_frames_.load(std::memory_order_relaxed)) fifo_peak_frames_.store(fifo, std::memory_order_relaxed);
     if (fifo > fifo_cap) {
       std::uint64_t excess = fifo - fifo_cap;
       if (!overflow_pending) bump(overflow_events_);
       overflow_pending = true;
       bump(overflow_frames_, excess);
+      // Was the link full (the host is slow) or did this thread run late?
+      const bool link_full = rx_ring_ ? rx_ring_->acquire() == nullptr : carry > 0;
+      bump(link_full ? overflow_link_full_frames_ : overflow_late_frames_, excess);
       unsigned from_carry = unsigned(std::min<std::uint64_t>(excess, carry));
       if (from_carry) {
         carry -= from_carry;
@@ -517,6 +532,7 @@ void SimDevice::run_tx() {
       got = n > 0;
       if (!got) tx_sock_.wait_readable(2);
     }
+    check.flush();
     (void)got;
     // Underrun: the consumption clock got ahead of what arrived, mid-burst.
     if (consuming && !eob) {

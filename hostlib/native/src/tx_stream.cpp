@@ -74,10 +74,11 @@ unsigned TxStream::send_batch(std::uint64_t seq, unsigned n, std::uint8_t* scrat
   if (ring_) {
     // Written in place in the slots (no copy), published with one store at the end.
     unsigned done = 0;
+    const PatternFramer framer(cfg_);
     for (; done < n && !stop_.load(std::memory_order_relaxed); ++done) {
       std::uint8_t* slot = ring_->acquire_wait(50'000'000);
       if (!slot) break;
-      build_pattern_frame(cfg_, seq + done, 0, slot);
+      framer.build(seq + done, 0, slot);
       finish_frame(slot, cfg_.crc, now_ns());
       ring_->publish_deferred(len);
     }

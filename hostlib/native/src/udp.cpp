@@ -183,7 +183,7 @@ int udp_send_batch(int fd, std::uint8_t* const* buffers, const std::size_t* lens
 UdpSender::UdpSender(int fd, std::uint32_t frame_len, bool gso) : fd_(fd), frame_len_(frame_len) {
   // 64 segments: the limit every GSO-capable kernel accepts (UDP_MAX_SEGMENTS was 64
   // before 5.x raised it); 65000 bytes: the UDP length field minus headers.
-  if (gso && frame_len > 0) gso_per_msg_ = unsigned(std::clamp<std::uint32_t>(65000u / frame_len, 1u, 64u));
+  if (gso && udp_offload_pays(frame_len)) gso_per_msg_ = unsigned(std::clamp<std::uint32_t>(65000u / frame_len, 1u, 64u));
 }
 
 int UdpSender::send(const std::uint8_t* frames, unsigned n, bool* busy, int* error) {

@@ -47,6 +47,13 @@ struct StreamConfig {
   static constexpr double kSocketBufferSeconds = 0.05;
   static constexpr std::uint32_t kSocketBufferMaxBytes = 32u << 20;
   std::uint32_t socket_buffer_for_rate() const;
+  // Slots of a host receive ring: the configured slots, grown to kRingSeconds of the
+  // stream (at most kRingMaxBytes). A ring of only ~2 ms couples producer and consumer:
+  // after any stall they catch up in lock step, waking each other every batch, and
+  // on a VM those wake-ups are slow enough that the backlog never drains (issue 4).
+  static constexpr double kRingSeconds = 0.05;
+  static constexpr std::uint64_t kRingMaxBytes = 256ull << 20;
+  std::uint32_t ring_slots_for_rate() const;
 };
 
 // Parses and checks a config; throws std::invalid_argument naming the key and what is allowed.

@@ -24,6 +24,15 @@ struct RxCounters {
 class RxChecker {
  public:
   explicit RxChecker(RxCounters& c, std::size_t seen_window = 1u << 16) : c_(c), seen_(seen_window, kNone) {}
+  ~RxChecker() { flush(); }
+  RxChecker(const RxChecker&) = delete;
+  RxChecker& operator=(const RxChecker&) = delete;
+
+  // The per-frame counters (frames, samples, payload bytes, last arrival) are kept
+  // in plain locals and added to the shared atomics every kFlushFrames frames, at
+  // EOB and by flush(): call it after each receive batch so stats() lags by at most
+  // one batch. Every other counter is written when it happens.
+  void flush();
 
   // Accounts one received datagram/slot. now_ns = arrival time. Returns the decoded
   // header in *h (valid only when the return is true).
@@ -40,7 +49,11 @@ class RxChecker {
     a.store(v >= d ? v - d : 0, std::memory_order_relaxed);
   }
 
+  static constexpr unsigned kFlushFrames = 64;
   RxCounters& c_;
+  std::uint64_t frames_ = 0, samples_ = 0, payload_bytes_ = 0;  // not yet flushed
+  std::uint64_t last_ns_ = 0, longest_gap_ns_ = 0;
+  unsigned unflushed_ = 0;
   std::vector<std::uint64_t> seen_;  // seen_[seq % N] == seq when seq was received
   std::uint64_t expected_seq_ = 0;
   std::uint64_t expected_tick_ = 0;

@@ -61,7 +61,8 @@ class ShmRing {
  private:
   struct Header;
   Header* hdr() const { return reinterpret_cast<Header*>(base_); }
-  std::uint8_t* slot(std::uint64_t index) const;
+  std::uint8_t* slot_at(std::uint32_t pos) const { return slots_ + std::size_t(pos) * stride_; }
+  std::uint32_t next_pos(std::uint32_t pos) const { return pos + 1 == count_ ? 0 : pos + 1; }
   void map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes);
 
   int fd_ = -1;
@@ -70,6 +71,11 @@ class ShmRing {
   std::string path_;
   std::uint64_t local_head_ = 0, cached_tail_ = 0, published_head_ = 0;  // producer side
   std::uint64_t local_tail_ = 0, cached_head_ = 0, released_tail_ = 0;   // consumer side
+  // Read-only geometry copied out of the shared header, and each side's slot position
+  // (index % count kept by wrapping): no division and no shared-line load per frame.
+  std::uint8_t* slots_ = nullptr;
+  std::uint32_t count_ = 0, stride_ = 0;
+  std::uint32_t head_pos_ = 0, tail_pos_ = 0;
 };
 
 }  // namespace hilrig

@@ -75,6 +75,11 @@ class SimDevice {
   C frames_sent_{0}, samples_sent_{0}, overflow_events_{0}, overflow_frames_{0}, link_errors_{0};
   C injected_drop_{0}, injected_corrupt_{0}, injected_duplicate_{0}, injected_reorder_{0};
   C underruns_{0};
+  // Why RX frames overflowed (issue 4): the link had no room (host consumer slow) or
+  // it had room and the producer itself ran late (the sim thread was not running).
+  C overflow_link_full_frames_{0}, overflow_late_frames_{0};
+  C producer_longest_gap_ns_{0};  // longest time between two passes of the RX loop
+  C fifo_peak_frames_{0};         // highest RX FIFO level seen (frames due, not yet on the link)
   std::unique_ptr<RxCounters> tx_;  // what the device received on TX
 };
 

@@ -34,6 +34,8 @@ class RxStream {
  private:
   void run_udp();
   void run_shm();
+  // GRO asked for and worth it at this frame size (udp_offload_pays).
+  bool gro_wanted() const { return cfg_.transport.gro && udp_offload_pays(cfg_.frame_bytes); }
   StreamConfig cfg_;
   UdpSocket sock_;
   bool gro_ = false, busy_poll_ = false;
