@@ -96,6 +96,9 @@ def udp_rig(size: int, window_s: float, offload: bool) -> Point:
     return search(run_at, ceiling)
 
 
+IPERF3_WINDOW = os.environ.get("BENCH_IPERF3_WINDOW", "4M")
+
+
 class Iperf3:
     """iperf3 -s on a free port for the whole series; clients at -u -l SIZE -b RATE."""
 
@@ -119,8 +122,11 @@ class Iperf3:
                 self.proc.wait()
 
     def run(self, size: int, bits_per_s: float, seconds: int) -> Point:
+        # -w: the largest socket buffer iperf3 can get (it uses plain SO_RCVBUF, capped by
+        # net.core.rmem_max, 4 MiB here; the rig, as root, may force larger). Without it
+        # iperf3 loses datagrams at a tenth of its real rate and the ratio would flatter us.
         args = [self.exe, "-c", "127.0.0.1", "-p", str(self.port), "-u", "-l", str(size),
-                "-b", str(int(bits_per_s)), "-t", str(seconds), "-J"]
+                "-b", str(int(bits_per_s)), "-t", str(seconds), "-w", IPERF3_WINDOW, "-J"]
         for _ in range(5):  # the server takes one test at a time; retry while it resets
             out = subprocess.run(args, capture_output=True, text=True, timeout=seconds + 30)
             try:
@@ -212,7 +218,7 @@ def main() -> int:
                     if peer is not None and peer.exe and offload:
                         ip = peer.search(size, window_s)
                         add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}",
-                            "iperf3 -u", fmt_rate(ip.fps, size), f"{rig.fps / ip.fps:.2f}" if ip.fps else "inf")
+                            f"iperf3 -u -w {IPERF3_WINDOW}", fmt_rate(ip.fps, size), f"{rig.fps / ip.fps:.2f}" if ip.fps else "inf")
                     else:
                         add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}", "-", "-", "-")
     finally:
