@@ -1,4 +1,5 @@
 #include "hilrig/config.hpp"
+#include "hilrig/shm_ring.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +43,7 @@ std::uint32_t StreamConfig::socket_buffer_for_rate() const {
 
 std::uint32_t StreamConfig::ring_slots_for_rate() const {
   const double frames_per_s = rate_sps / double(samples_per_frame());
-  const std::uint64_t slot_bytes = 64 + (std::uint64_t(frame_bytes) + 63) / 64 * 64;  // ShmRing's stride
+  const std::uint64_t slot_bytes = ShmRing::slot_stride_for(frame_bytes) + sizeof(std::uint32_t);  // stride + length
   const double cap = double(std::max<std::uint64_t>(kRingMaxBytes / slot_bytes, 2));
   const double want = std::min(std::ceil(frames_per_s * kRingSeconds), cap);
   return std::max(transport.slots, std::uint32_t(want));

@@ -70,8 +70,9 @@ void ShmRing::close() {
 }
 
 void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes) {
-  std::uint32_t stride = std::uint32_t(kSlotHeaderBytes + ((std::size_t(slot_bytes) + 63) / 64) * 64);
-  map_bytes_ = kHeaderBytes + std::size_t(slot_count) * stride;
+  std::uint32_t stride = std::uint32_t(slot_stride_for(slot_bytes));
+  const std::size_t lengths_bytes = slot_stride_for(std::size_t(slot_count) * sizeof(std::uint32_t));
+  map_bytes_ = kHeaderBytes + lengths_bytes + std::size_t(slot_count) * stride;
   if (init && ftruncate(fd, off_t(map_bytes_)) != 0)
     throw std::runtime_error(std::string("shm ring: ftruncate failed: ") + std::strerror(errno));
   // MAP_POPULATE: every page is allocated and mapped now, at set-up, on both sides.
@@ -87,12 +88,13 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
   if (init) {
     auto* h = new (base_) Header{};
     h->magic = kMagic;
-    h->version = 1;
+    h->version = kLayoutVersion;
     h->slot_count = slot_count;
     h->slot_stride = stride;
     h->slot_bytes = slot_bytes;
   }
-  slots_ = static_cast<std::uint8_t*>(base_) + kHeaderBytes;
+  lengths_ = reinterpret_cast<std::uint32_t*>(static_cast<std::uint8_t*>(base_) + kHeaderBytes);
+  slots_ = static_cast<std::uint8_t*>(base_) + kHeaderBytes + slot_stride_for(std::size_t(slot_count) * sizeof(std::uint32_t));
   count_ = hdr()->slot_count;
   stride_ = hdr()->slot_stride;
 }
@@ -120,9 +122,9 @@ ShmRing* ShmRing::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("shm ring: cannot open '" + path + "': " + std::strerror(errno));
   Header probe;
-  if (pread(fd, &probe, sizeof probe, 0) != ssize_t(sizeof probe) || probe.magic != kMagic) {
+  if (pread(fd, &probe, sizeof probe, 0) != ssize_t(sizeof probe) || probe.magic != kMagic || probe.version != kLayoutVersion) {
     ::close(fd);
-    throw std::runtime_error("shm ring: '" + path + "' is not a hilrig ring (bad magic)");
+    throw std::runtime_error("shm ring: '" + path + "' is not a hilrig ring of this layout (magic or version differ)");
   }
   auto* r = new ShmRing();
   try {
@@ -148,11 +150,11 @@ std::uint8_t* ShmRing::acquire() {
     cached_tail_ = hdr()->tail.load(std::memory_order_acquire);
     if (local_head_ - cached_tail_ >= count_) return nullptr;
   }
-  return slot_at(head_pos_) + kSlotHeaderBytes;
+  return slot_at(head_pos_);
 }
 
 void ShmRing::publish_deferred(std::uint32_t len) {
-  std::memcpy(slot_at(head_pos_), &len, sizeof len);
+  lengths_[head_pos_] = len;  // published by the head store (release) in flush_published
   ++local_head_;
   head_pos_ = next_pos(head_pos_);
 }
@@ -211,8 +213,8 @@ const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
     const std::uint8_t* next = slot_at(next_pos(tail_pos_));
     for (unsigned off = 0; off < 256 && off < stride_; off += 64) __builtin_prefetch(next + off);
   }
-  std::memcpy(len, s, sizeof *len);
-  return s + kSlotHeaderBytes;
+  *len = lengths_[tail_pos_];
+  return s;
 }
 
 void ShmRing::release_deferred() {
