@@ -9,7 +9,6 @@ is the native core, the same code every other driver uses.
 from __future__ import annotations
 
 import json
-import math
 import os
 import selectors
 import shutil
@@ -161,24 +160,6 @@ def default_fifo_frames(frame_bytes: int) -> int:
     return max(16, DEFAULT_FIFO_BYTES // int(frame_bytes))
 
 
-TX_LEAD_S = 0.05
-
-
-def tx_lead_frames(case: Any, dest: dict) -> int:
-    """How far the host sends ahead of the device's TX clock: 50 ms of frames, so a
-    host stall shorter than that never starves the device (an underrun), but never
-    more than half of what the link can hold (the device's socket buffer or ring),
-    which would turn the lead itself into loss."""
-    frame_bytes = int(case.transport.frame_bytes)
-    samples_per_frame = (frame_bytes - 48) // (4 if case.sample_format == "sc16" else 2) // int(case.channels)
-    want = math.ceil(TX_LEAD_S * float(case.rate_sps) / samples_per_frame)
-    if dest.get("kind") == "shm":
-        room = int(dest.get("slots") or 8) // 2
-    else:
-        room = int(dest.get("socket_buffer_bytes_granted") or 4 * 1024 * 1024) // 2 // frame_bytes
-    return max(4, min(want, room, 65536))
-
-
 def _host_stream(make: Any, cfg: dict, case: Any, role: str) -> Any:
     """A native host stream; its errors become one-line hilrig errors naming the case
     (the core raises ValueError for a config it rejects, RuntimeError for a socket or ring)."""
@@ -233,8 +214,7 @@ class SimDriver(Driver):
             dest = answer.get("endpoint")
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
-            self.tx = _host_stream(nat.TxStream, {**cfg, "dest": dest, "tx_lead_frames": tx_lead_frames(case, dest)},
-                                   case, "sender")
+            self.tx = _host_stream(nat.TxStream, {**cfg, "dest": dest}, case, "sender")
 
     def start(self) -> int:
         if self.rx is not None:

@@ -105,12 +105,18 @@ void TxStream::run() {
   const std::uint32_t spf = cfg_.samples_per_frame();
   const std::uint32_t len = std::uint32_t(kFrameHeaderBytes) + cfg_.payload_bytes();
   const double frames_per_ns = cfg_.rate_sps / double(spf) / 1e9;
-  // Token bucket with a small lead: the device FIFO starts a few frames full so that
-  // scheduling jitter on the host does not starve it. Frames that are due leave in
-  // one batch (one GSO/sendmmsg call or one ring publish), at most ~1 MiB at a time.
+  // Token bucket with a lead: the host stays 50 ms of frames ahead of the device's
+  // clock, so a host stall shorter than that never starves the device (an underrun;
+  // stalls of 5-30 ms are common on a shared VM), but never more than half of what
+  // the link holds (the device's socket buffer, or its ring), which would turn the
+  // lead itself into loss. Frames that are due leave in one batch (one GSO/sendmmsg
+  // call or one ring publish), at most ~1 MiB at a time.
+  constexpr double kLeadSeconds = 0.05;
+  const std::uint64_t lead_wanted = std::uint64_t(std::ceil(kLeadSeconds * cfg_.rate_sps / spf));
+  const std::uint64_t link_room = ring_ ? ring_->slot_count() / 2 : cfg_.socket_buffer_for_rate() / len;
   const std::uint64_t lead = cfg_.tx_lead_frames
                                  ? cfg_.tx_lead_frames
-                                 : std::clamp<std::uint64_t>(std::uint64_t(std::ceil(0.005 * cfg_.rate_sps / spf)), 4, 32);
+                                 : std::clamp<std::uint64_t>(std::min(lead_wanted, link_room), 4, 65536);
   const unsigned max_batch = std::clamp<unsigned>((1u << 20) / len, 1, 512);
   std::vector<std::uint8_t> buf(ring_ ? cfg_.frame_bytes + 64 : std::size_t(max_batch) * len + 64);
   const std::uint64_t t0 = now_ns();
