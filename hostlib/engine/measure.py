@@ -16,15 +16,9 @@ from typing import Any
 from ..drivers.base import Snapshot
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 
-BYTES_PER_SAMPLE = {"sc16": 4, "sc8": 2}
-
-
 def bytes_per_tick(case: Any) -> int:
-    return BYTES_PER_SAMPLE[case.sample_format] * int(case.channels)
-
-
-def samples_per_frame(case: Any) -> int:
-    return (int(case.transport.frame_bytes) - 48) // bytes_per_tick(case)
+    """Payload bytes of one tick: one sample on every channel."""
+    return case.bytes_per_sample * int(case.channels)
 
 
 def cpu_seconds() -> float:
@@ -89,7 +83,7 @@ def window_edge_ns(case: Any, snap: Snapshot) -> int:
     if case.direction == "tx":
         return snap.taken_ns
     last = int(snap.host_rx.get("last_frame_ns") or 0)
-    frame_period_ns = samples_per_frame(case) / float(case.rate_sps) * 1e9
+    frame_period_ns = case.samples_per_frame / float(case.rate_sps) * 1e9
     if last and 0 <= snap.taken_ns - last <= 2 * frame_period_ns:
         return last
     return snap.taken_ns
@@ -104,7 +98,7 @@ def expected_samples(case: Any, final: Snapshot) -> float:
     first, last = _num(final.host_rx, "first_frame_ns"), _num(final.host_rx, "last_frame_ns")
     if not first or last < first:
         return 0.0
-    return round((last - first) / 1e9 * float(case.rate_sps) + samples_per_frame(case))
+    return round((last - first) / 1e9 * float(case.rate_sps) + case.samples_per_frame)
 
 
 def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:

@@ -127,6 +127,8 @@ class _Case:
     direction = "rx"
     channels = 1
     sample_format = "sc16"
+    bytes_per_sample = 4
+    samples_per_frame = 2000
     rate_sps = 1e9
     transport = type("T", (), {"frame_bytes": 8048, "kind": "shm"})()
 

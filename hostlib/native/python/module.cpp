@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "json_bridge.hpp"
 #include "hilrig/config.hpp"
 #include "hilrig/crc32c.hpp"
 #include "hilrig/frame.hpp"
@@ -20,16 +21,8 @@ using nlohmann::json;
 
 namespace {
 
-// Python objects <-> JSON through the json module: one config parser (C++) for the
-// host and the simulator.
-json to_json(const py::object& o) {
-  auto dumps = py::module_::import("json").attr("dumps");
-  return json::parse(py::cast<std::string>(dumps(o)));
-}
-py::object from_json(const json& j) {
-  auto loads = py::module_::import("json").attr("loads");
-  return loads(j.dump());
-}
+using hilrig_py::from_json;
+using hilrig_py::to_json;
 
 hilrig::StreamConfig config_from(const py::dict& d, bool tx) {
   json j = to_json(d);

@@ -76,4 +76,12 @@ void RxChecker::flush() {
   frames_ = samples_ = payload_bytes_ = 0;
 }
 
+void RxChecker::on_idle(std::uint64_t now, std::uint64_t idle_timeout_ns) {
+  if (!last_activity_ns_) last_activity_ns_ = now;
+  if (now - last_activity_ns_ < idle_timeout_ns) return;
+  if (c_.frames_received.load(std::memory_order_relaxed) && !c_.eob_received.load(std::memory_order_relaxed))
+    bump(c_.timeouts);
+  last_activity_ns_ = now;
+}
+
 }  // namespace hilrig

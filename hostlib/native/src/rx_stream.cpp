@@ -67,7 +67,6 @@ void RxStream::run_udp() {
   // Without GRO: one byte more than a whole frame so an oversized datagram shows up
   // as MSG_TRUNC. With GRO every buffer takes a 64 KiB coalesced message.
   UdpRecvBatch batch(gro_ ? 16 : 64, std::size_t(cfg_.frame_bytes) + 1, gro_);
-  std::uint64_t last_activity = now_ns();
   FrameHeader h;
   while (!stop_.load(std::memory_order_relaxed)) {
     int n = batch.recv(sock_.fd());
@@ -75,30 +74,24 @@ void RxStream::run_udp() {
     if (n > 0) {
       for (int i = 0; i < n; ++i) {
         if (batch.truncated(unsigned(i))) {
-          c_.malformed_frames.store(c_.malformed_frames.load() + 1, std::memory_order_relaxed);
+          check.on_malformed();
           continue;
         }
         batch.for_each_datagram(unsigned(i), [&](const std::uint8_t* p, std::size_t len) {
-          if (len > cfg_.frame_bytes) c_.malformed_frames.store(c_.malformed_frames.load() + 1, std::memory_order_relaxed);
+          if (len > cfg_.frame_bytes) check.on_malformed();
           else check.on_frame(p, len, now, &h);
         });
       }
-      check.flush();
-      last_activity = now;
+      check.on_batch_done(now);
       continue;
     }
-    if (now - last_activity >= kRecvTimeoutNs) {
-      if (c_.frames_received.load(std::memory_order_relaxed) && !c_.eob_received.load(std::memory_order_relaxed))
-        check.on_timeout();
-      last_activity = now;
-    }
+    check.on_idle(now, kRecvTimeoutNs);
     if (!busy_poll_) sock_.wait_readable(20);  // bounded so stop() is seen within 20 ms
   }
 }
 
 void RxStream::run_shm() {
   RxChecker check(c_);
-  std::uint64_t last_activity = now_ns();
   FrameHeader h;
   constexpr int kBatch = 32;  // slots checked before one batched release
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -108,21 +101,16 @@ void RxStream::run_shm() {
     if (p) {
       for (int i = 0; p && i < kBatch; ++i) {
         // Checked in place, then the slot goes back to the producer.
-        if (len > ring_->slot_bytes()) c_.malformed_frames.store(c_.malformed_frames.load() + 1, std::memory_order_relaxed);
+        if (len > ring_->slot_bytes()) check.on_malformed();
         else check.on_frame(p, len, now, &h);
         ring_->release_deferred();
         p = ring_->peek(&len);
       }
       ring_->flush_released();
-      check.flush();
-      last_activity = now;
+      check.on_batch_done(now);
       continue;
     }
-    if (now - last_activity >= kRecvTimeoutNs) {
-      if (c_.frames_received.load(std::memory_order_relaxed) && !c_.eob_received.load(std::memory_order_relaxed))
-        check.on_timeout();
-      last_activity = now;
-    }
+    check.on_idle(now, kRecvTimeoutNs);
   }
   ring_->flush_released();
 }

@@ -37,7 +37,17 @@ class RxChecker {
   // Accounts one received datagram/slot. now_ns = arrival time. Returns the decoded
   // header in *h (valid only when the return is true).
   bool on_frame(const std::uint8_t* frame, std::size_t len, std::uint64_t now_ns, FrameHeader* h);
-  void on_timeout() { bump(c_.timeouts); }
+  // A datagram or slot that cannot be a frame of this stream (truncated, or larger
+  // than a frame/slot): counted, never parsed.
+  void on_malformed() { bump(c_.malformed_frames); }
+  // After each receive batch: publish the batch's counters, remember when data came.
+  void on_batch_done(std::uint64_t now_ns) {
+    flush();
+    last_activity_ns_ = now_ns;
+  }
+  // A receive call that returned nothing: one timeout per idle_timeout_ns without a
+  // frame, counted only between the first frame and end of burst.
+  void on_idle(std::uint64_t now_ns, std::uint64_t idle_timeout_ns);
 
  private:
   static constexpr std::uint64_t kNone = ~std::uint64_t(0);
@@ -58,6 +68,7 @@ class RxChecker {
   std::uint64_t expected_seq_ = 0;
   std::uint64_t expected_tick_ = 0;
   bool any_ = false;
+  std::uint64_t last_activity_ns_ = 0;
 };
 
 }  // namespace hilrig
