@@ -15,13 +15,6 @@ SampleFormat parse_sample_format(std::string_view name) {
 
 const char* sample_format_name(SampleFormat f) { return f == SampleFormat::sc16 ? "sc16" : "sc8"; }
 
-void write_header(const FrameHeader& h, std::uint8_t* out) { std::memcpy(out, &h, kFrameHeaderBytes); }
-
-FrameHeader read_header(const std::uint8_t* in) {
-  FrameHeader h;
-  std::memcpy(&h, in, kFrameHeaderBytes);
-  return h;
-}
 
 const char* validate_frame(const std::uint8_t* frame, std::size_t len, FrameHeader& h) {
   if (len < kFrameHeaderBytes) return "frame shorter than the 48-byte header";
@@ -32,7 +25,10 @@ const char* validate_frame(const std::uint8_t* frame, std::size_t len, FrameHead
   if (h.channels == 0) return "channels is 0";
   if (std::size_t(h.payload_bytes) != len - kFrameHeaderBytes) return "payload_bytes does not match the frame length";
   const unsigned tick_bytes = bytes_per_sample(SampleFormat(h.sample_format)) * h.channels;
-  if (h.payload_bytes % tick_bytes != 0) return "payload_bytes is not a multiple of bytes_per_sample x channels";
+  // tick_bytes is a power of two for 1, 2 and 4 channels: a mask, not a division.
+  const bool multiple = (tick_bytes & (tick_bytes - 1)) == 0 ? (h.payload_bytes & (tick_bytes - 1)) == 0
+                                                             : h.payload_bytes % tick_bytes == 0;
+  if (!multiple) return "payload_bytes is not a multiple of bytes_per_sample x channels";
   if (h.flags & kFlagCrcValid) {
     if (crc32c(frame + kFrameHeaderBytes, h.payload_bytes) != h.crc32c) return "payload crc32c mismatch";
   } else if (h.crc32c != 0) {

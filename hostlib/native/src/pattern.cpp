@@ -91,8 +91,31 @@ __attribute__((target("avx2"))) std::uint64_t check_avx2(std::uint64_t base, con
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
     for (std::uint32_t l : lanes) equal += l;
   }
-  using W = std::conditional_t<Bits == 32, std::uint32_t, std::uint16_t>;
-  return (i - equal) + check_words<W>(W(base + i), in + i * (Bits / 8), n - i);
+  std::uint64_t errors = i - equal;
+  if (n < kLanes) {
+    using W = std::conditional_t<Bits == 32, std::uint32_t, std::uint16_t>;
+    return errors + check_words<W>(W(base + i), in + i * (Bits / 8), n - i);
+  }
+  // The rest one vector at a time, the last one overlapping the one before it (a
+  // 256-byte frame has 52 sc16 words: 32 + 8 + 8 + 4, where a scalar tail of 20 words
+  // cost more than all the vectors), its already-checked lanes masked out.
+  for (; i < n; i += kLanes) {
+    const std::size_t at = i + kLanes <= n ? i : n - kLanes;
+    const std::uint64_t first = base + at;
+    __m256i expect;
+    if constexpr (Bits == 32) {
+      expect = _mm256_add_epi32(_mm256_set1_epi32(int(std::uint32_t(first))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    } else {
+      expect = _mm256_add_epi16(_mm256_set1_epi16(short(std::uint16_t(first))),
+                                _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    }
+    const __m256i m = eq<Bits>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + at * (Bits / 8))), expect);
+    // One mask bit per byte; a word is Bits/8 bytes. Bytes of lanes before i are skipped.
+    const std::uint32_t unequal = ~std::uint32_t(_mm256_movemask_epi8(m));
+    const std::uint32_t fresh = ~0u << ((i - at) * (Bits / 8));
+    errors += std::uint64_t(__builtin_popcount(unequal & fresh)) / (Bits / 8);
+  }
+  return errors;
 }
 
 template <int Bits>
@@ -112,8 +135,14 @@ __attribute__((target("avx2"))) void fill_avx2(std::uint64_t base, std::uint8_t*
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * (Bits / 8)), v);
     v = add<Bits>(v, inc);
   }
+  if (i == n) return;
   using W = std::conditional_t<Bits == 32, std::uint32_t, std::uint16_t>;
-  fill_words<W>(W(base + i), out + i * (Bits / 8), n - i);
+  if (n < kLanes) return fill_words<W>(W(base + i), out + i * (Bits / 8), n - i);
+  // The tail as one vector ending at word n: it rewrites a few words with the values
+  // they already hold.
+  const std::size_t at = n - kLanes;
+  v = add<Bits>(v, Bits == 32 ? _mm256_set1_epi32(-int(i - at)) : _mm256_set1_epi16(short(-int(i - at))));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + at * (Bits / 8)), v);
 }
 
 const bool kHaveAvx2 = __builtin_cpu_supports("avx2");

@@ -12,8 +12,14 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
   }
   *out = h;
   const auto fmt = SampleFormat(h.sample_format);
-  const std::uint64_t words = h.payload_bytes / bytes_per_sample(fmt);
-  const std::uint64_t samples = words / h.channels;  // per-channel samples (ticks)
+  const std::uint64_t key = std::uint64_t(h.payload_bytes) << 16 | std::uint64_t(h.sample_format) << 8 | h.channels;
+  if (key != geometry_key_) {
+    geometry_key_ = key;
+    words_ = h.payload_bytes / bytes_per_sample(fmt);
+    ticks_ = words_ / h.channels;
+  }
+  const std::uint64_t words = words_;
+  const std::uint64_t samples = ticks_;  // per-channel samples (ticks)
 
   ++frames_;
   if (!any_) {
@@ -28,7 +34,7 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
   if (h.flags & kFlagOverflowBefore) bump(c_.overruns);
   if (h.send_time_ns) c_.latency.record(now > h.send_time_ns ? now - h.send_time_ns : 0);
 
-  std::uint64_t& slot = seen_[h.seq % seen_.size()];
+  std::uint64_t& slot = seen_[h.seq & seen_mask_];
   bool counts_samples = true;
   if (h.seq >= expected_seq_) {
     if (h.seq > expected_seq_) {

@@ -1,5 +1,6 @@
 #include "hilrig/shm_ring.hpp"
 
+#include <algorithm>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -97,6 +98,7 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
   slots_ = static_cast<std::uint8_t*>(base_) + kHeaderBytes + slot_stride_for(std::size_t(slot_count) * sizeof(std::uint32_t));
   count_ = hdr()->slot_count;
   stride_ = hdr()->slot_stride;
+  prefetch_slots_ = std::clamp<std::uint32_t>(kPrefetchAheadBytes / stride_, 1, count_ - 1);
 }
 
 ShmRing* ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
@@ -150,7 +152,17 @@ std::uint8_t* ShmRing::acquire() {
     cached_tail_ = hdr()->tail.load(std::memory_order_acquire);
     if (local_head_ - cached_tail_ >= count_) return nullptr;
   }
-  return slot_at(head_pos_);
+  std::uint8_t* s = slot_at(head_pos_);
+  if (local_head_ + prefetch_slots_ - cached_tail_ < count_) {
+    // The slot prefetch_slots_ ahead is free already: ask for its first lines for
+    // writing now, so their ownership has moved to this core when the framer gets
+    // there (a 256-byte frame is otherwise one cross-core miss per line).
+    std::uint32_t ahead = head_pos_ + prefetch_slots_;
+    if (ahead >= count_) ahead -= count_;
+    const std::uint8_t* p = slot_at(ahead);
+    for (unsigned off = 0; off < kPrefetchLineBytes && off < stride_; off += 64) __builtin_prefetch(p + off, 1);
+  }
+  return s;
 }
 
 void ShmRing::publish_deferred(std::uint32_t len) {
@@ -206,12 +218,15 @@ const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
     if (local_tail_ == cached_head_) return nullptr;
   }
   const std::uint8_t* s = slot_at(tail_pos_);
-  if (local_tail_ + 1 < cached_head_) {
-    // The next slot is published already: start pulling its first lines from the
-    // producer's core while this one is checked (never touch an unpublished slot:
-    // that would steal lines the producer is still writing).
-    const std::uint8_t* next = slot_at(next_pos(tail_pos_));
-    for (unsigned off = 0; off < 256 && off < stride_; off += 64) __builtin_prefetch(next + off);
+  if (local_tail_ + prefetch_slots_ < cached_head_) {
+    // The slot prefetch_slots_ ahead is published already: start pulling its first
+    // lines from the producer's core while this one is checked, far enough ahead to
+    // cover a cross-core transfer (never touch an unpublished slot: that would steal
+    // lines the producer is still writing).
+    std::uint32_t ahead = tail_pos_ + prefetch_slots_;
+    if (ahead >= count_) ahead -= count_;
+    const std::uint8_t* p = slot_at(ahead);
+    for (unsigned off = 0; off < kPrefetchLineBytes && off < stride_; off += 64) __builtin_prefetch(p + off);
   }
   *len = lengths_[tail_pos_];
   return s;

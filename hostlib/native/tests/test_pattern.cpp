@@ -35,8 +35,30 @@ TEST_P(PatternCheck, CountsExactlyKCorruptedWords) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, PatternCheck,
                          ::testing::Combine(::testing::Values(SampleFormat::sc16, SampleFormat::sc8),
-                                            ::testing::Values(std::size_t(1), std::size_t(338), std::size_t(1988), std::size_t(70000)),
+                                            ::testing::Values(std::size_t(1), std::size_t(52), std::size_t(101), std::size_t(338), std::size_t(1988), std::size_t(70000)),
                                             ::testing::Values(1u, 2u, 7u)));
+
+// Every length up to a few vectors, every word corrupted on its own: the vector tail
+// (an overlapping last vector) counts each word once and fill writes nothing past n.
+TEST(Pattern, EveryTailLengthCountsEachWordOnceAndStaysInBounds) {
+  for (SampleFormat fmt : {SampleFormat::sc16, SampleFormat::sc8}) {
+    const unsigned wb = hilrig::bytes_per_sample(fmt);
+    for (std::size_t n = 1; n <= 80; ++n) {
+      std::vector<std::uint8_t> buf(n * wb + 64, 0xEE);
+      std::uint8_t* p = buf.data() + 1;
+      const std::uint64_t first = 65530 + n;
+      hilrig::pattern_fill(first, p, n, fmt);
+      ASSERT_EQ(hilrig::pattern_check(first, p, n, fmt), 0u) << "n=" << n;
+      ASSERT_TRUE(std::all_of(p + n * wb, buf.data() + buf.size(), [](std::uint8_t b) { return b == 0xEE; }))
+          << "fill wrote past word " << n;
+      for (std::size_t w = 0; w < n; ++w) {
+        p[w * wb] ^= 0x40;
+        ASSERT_EQ(hilrig::pattern_check(first, p, n, fmt), 1u) << "n=" << n << " word " << w;
+        p[w * wb] ^= 0x40;
+      }
+    }
+  }
+}
 
 TEST(Pattern, Sc8WordsWrapAt16Bits) {
   std::vector<std::uint16_t> w(4);

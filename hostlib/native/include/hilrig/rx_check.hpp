@@ -1,7 +1,9 @@
 // Per-frame receive accounting shared by the host RxStream and the simulator's TX
 // side: sequence (gaps, duplicates, reordering), pattern, latency, gaps in time.
 #pragma once
+#include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -23,7 +25,10 @@ struct RxCounters {
 
 class RxChecker {
  public:
-  explicit RxChecker(RxCounters& c, std::size_t seen_window = 1u << 16) : c_(c), seen_(seen_window, kNone) {}
+  // seen_window (rounded up to a power of two): how far back a duplicate or a late
+  // (reordered) frame is still recognised.
+  explicit RxChecker(RxCounters& c, std::size_t seen_window = 1u << 16)
+      : c_(c), seen_(std::bit_ceil(std::max<std::size_t>(seen_window, 2)), kNone), seen_mask_(seen_.size() - 1) {}
   ~RxChecker() { flush(); }
   RxChecker(const RxChecker&) = delete;
   RxChecker& operator=(const RxChecker&) = delete;
@@ -64,7 +69,11 @@ class RxChecker {
   std::uint64_t frames_ = 0, samples_ = 0, payload_bytes_ = 0;  // not yet flushed
   std::uint64_t last_ns_ = 0, longest_gap_ns_ = 0;
   unsigned unflushed_ = 0;
-  std::vector<std::uint64_t> seen_;  // seen_[seq % N] == seq when seq was received
+  std::vector<std::uint64_t> seen_;  // seen_[seq & seen_mask_] == seq when seq was received
+  std::uint64_t seen_mask_;
+  // The sample geometry of the last frame (divisions are a visible share of the
+  // per-frame cost at 256-byte frames, and a stream keeps its geometry).
+  std::uint64_t geometry_key_ = 0, words_ = 0, ticks_ = 0;
   std::uint64_t expected_seq_ = 0;
   std::uint64_t expected_tick_ = 0;
   bool any_ = false;

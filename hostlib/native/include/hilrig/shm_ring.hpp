@@ -84,6 +84,11 @@ class ShmRing {
   std::uint32_t* lengths_ = nullptr;  // lengths_[pos]: bytes published in slot pos
   std::uint32_t count_ = 0, stride_ = 0;
   std::uint32_t head_pos_ = 0, tail_pos_ = 0;
+  // Each side prefetches the slot this many ahead: about kPrefetchAheadBytes of
+  // stream, which at 256-byte frames is 4 frames, the time a cross-core line transfer
+  // takes; large frames stream through the hardware prefetcher and need only the next.
+  static constexpr std::uint32_t kPrefetchAheadBytes = 1024, kPrefetchLineBytes = 256;
+  std::uint32_t prefetch_slots_ = 1;
 };
 
 }  // namespace hilrig
