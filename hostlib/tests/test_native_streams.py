@@ -117,6 +117,43 @@ def test_rx_rate_host_cannot_take_ends_on_time_and_counts_losses(sim, kind):
     assert st["frames_received"] + st["missing_frames"] >= ss["frames_sent"] + ss["overflow_frames"]
 
 
+@pytest.mark.parametrize("ring_slots, lost", [(4096, False), (128, True)])
+def test_shm_simulator_stall_is_carried_by_the_ring_like_a_device_link(sim, ring_slots, lost):
+    """A stall of the simulator process (a VM pause stops it, never a real device)
+    leaves a backlog; the part the host ring has room for would have crossed the link
+    meanwhile, so only the rest may overflow the device FIFO, counted as late frames."""
+    rate, frame_bytes, stall_s = 10e6, 8000, 0.3
+    cfg = {"direction": "rx", "channels": 1, "sample_format": "sc16", "rate_sps": rate,
+           "frame_bytes": frame_bytes, "transport": {"kind": "shm", "slots": ring_slots}, "pattern": "counter"}
+    rx = native.RxStream(cfg)
+    fifo_frames = 64
+    sim.ok("configure", **dict(cfg, transport=rx.endpoint()), fifo_frames=fifo_frames)
+    rx.start()
+    sim.ok("start")
+    time.sleep(0.3)
+    os.kill(sim.proc.pid, signal.SIGSTOP)
+    time.sleep(stall_s)
+    os.kill(sim.proc.pid, signal.SIGCONT)
+    time.sleep(0.3)
+    ss = sim.ok("stop")["stats"]
+    deadline = time.monotonic() + 2
+    while not rx.stats()["eob_received"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    rx.stop()
+    st = rx.stats()
+    assert st["eob_received"] and st["pattern_errors"] == 0
+    backlog_frames = stall_s * rate / ((frame_bytes - 48) // 4)  # ~1500, far more than the FIFO
+    if not lost:
+        assert ring_slots > backlog_frames + fifo_frames
+        assert ss["overflow_frames"] == 0 and st["missing_frames"] == 0 and st["overruns"] == 0, (st, ss)
+    else:
+        # The ring (grown to 50 ms of the stream: 252 slots) and the FIFO (64) hold far
+        # less than the stall's backlog.
+        assert ss["overflow_late_frames"] > backlog_frames - 252 - fifo_frames - 200, ss
+        assert ss["overflow_link_full_frames"] == 0, ss
+        assert st["missing_frames"] == ss["overflow_frames"] and st["overruns"] >= 1
+
+
 @pytest.mark.parametrize("kind", ["udp", "shm"])
 @pytest.mark.parametrize("seed", [1, 7, 12345])
 def test_seeded_faults_are_counted_exactly(sim, kind, seed):

@@ -42,7 +42,17 @@ __attribute__((target("avx2"), always_inline)) inline __m256i eq(__m256i a, __m2
 }
 
 template <int Bits>
-__attribute__((target("avx2"))) std::uint64_t check_avx2(std::uint64_t base, const std::uint8_t* in, std::size_t n) {
+__attribute__((target("avx2"), always_inline)) inline __m256i counter_vector(std::uint64_t first) {
+  if constexpr (Bits == 32)
+    return _mm256_add_epi32(_mm256_set1_epi32(int(std::uint32_t(first))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  else
+    return _mm256_add_epi16(_mm256_set1_epi16(short(std::uint16_t(first))),
+                            _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+// Counts the words that differ (the slow path: only for a payload known to be wrong).
+template <int Bits>
+__attribute__((target("avx2"))) std::uint64_t count_avx2(std::uint64_t base, const std::uint8_t* in, std::size_t n) {
   constexpr std::size_t kLanes = 256 / Bits, kStep = 4 * kLanes;
   std::size_t i = 0;
   std::uint64_t equal = 0;
@@ -116,6 +126,38 @@ __attribute__((target("avx2"))) std::uint64_t check_avx2(std::uint64_t base, con
     errors += std::uint64_t(__builtin_popcount(unequal & fresh)) / (Bits / 8);
   }
   return errors;
+}
+
+// The common case first: OR together every (word ^ expected) and test once; only a
+// payload with a difference is counted exactly (count_avx2). Half the instructions
+// of counting, no per-frame horizontal sum.
+template <int Bits>
+__attribute__((target("avx2"))) std::uint64_t check_avx2(std::uint64_t base, const std::uint8_t* in, std::size_t n) {
+  constexpr std::size_t kLanes = 256 / Bits;
+  if (n < kLanes) return count_avx2<Bits>(base, in, n);
+  const __m256i inc = Bits == 32 ? _mm256_set1_epi32(int(kLanes)) : _mm256_set1_epi16(short(kLanes));
+  __m256i e0 = counter_vector<Bits>(base), e1 = add<Bits>(e0, inc);
+  const __m256i inc2 = add<Bits>(inc, inc);
+  __m256i d0 = _mm256_setzero_si256(), d1 = _mm256_setzero_si256();
+  std::size_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const std::uint8_t* p = in + i * (Bits / 8);
+    d0 = _mm256_or_si256(d0, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), e0));
+    d1 = _mm256_or_si256(d1, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), e1));
+    e0 = add<Bits>(e0, inc2);
+    e1 = add<Bits>(e1, inc2);
+  }
+  if (i < n) {  // at most two more vectors, the last one ending at word n (overlapping)
+    if (i + kLanes < n) {
+      d0 = _mm256_or_si256(d0, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i * (Bits / 8))), e0));
+    }
+    const std::size_t at = n - kLanes;
+    d1 = _mm256_or_si256(d1, _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + at * (Bits / 8))),
+                                              counter_vector<Bits>(base + at)));
+  }
+  const __m256i d = _mm256_or_si256(d0, d1);
+  if (_mm256_testz_si256(d, d)) return 0;
+  return count_avx2<Bits>(base, in, n);
 }
 
 template <int Bits>

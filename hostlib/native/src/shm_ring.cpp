@@ -165,6 +165,11 @@ std::uint8_t* ShmRing::acquire() {
   return s;
 }
 
+std::uint32_t ShmRing::free_slots() {
+  cached_tail_ = hdr()->tail.load(std::memory_order_acquire);
+  return std::uint32_t(count_ - (local_head_ - cached_tail_));
+}
+
 void ShmRing::publish_deferred(std::uint32_t len) {
   lengths_[head_pos_] = len;  // published by the head store (release) in flush_published
   ++local_head_;

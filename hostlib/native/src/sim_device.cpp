@@ -275,8 +275,14 @@ void SimDevice::run_rx() {
       producer_longest_gap_ns_.store(now - last_pass_ns, std::memory_order_relaxed);
     last_pass_ns = now;
     const std::uint64_t produced = due_count(now);
-    // FIFO = built-but-unsent frames + produced-but-unbuilt frames; the oldest overflow.
-    std::uint64_t fifo = carry + (produced - next_seq);
+    // Backlog = built-but-unsent frames + produced-but-unbuilt frames. Over shm, the
+    // part the ring has room for is not in the device FIFO: a real device would have
+    // moved it over the link while this thread was not running (a VM stall stops the
+    // simulator too, never a device), so only the rest can overflow, oldest first.
+    // Over UDP the receiver's free socket buffer is unknown here: all of it counts.
+    const std::uint64_t backlog = carry + (produced - next_seq);
+    const std::uint64_t link_room = rx_ring_ && backlog > fifo_cap ? rx_ring_->free_slots() : 0;
+    const std::uint64_t fifo = backlog > link_room ? backlog - link_room : 0;
     if (fifo > fifo_peak_frames_.load(std::memory_order_relaxed)) fifo_peak_frames_.store(fifo, std::memory_order_relaxed);
     if (fifo > fifo_cap) {
       std::uint64_t excess = fifo - fifo_cap;
@@ -284,7 +290,7 @@ void SimDevice::run_rx() {
       overflow_pending = true;
       bump(overflow_frames_, excess);
       // Was the link full (the host is slow) or did this thread run late?
-      const bool link_full = rx_ring_ ? rx_ring_->acquire() == nullptr : carry > 0;
+      const bool link_full = rx_ring_ ? link_room == 0 : carry > 0;
       bump(link_full ? overflow_link_full_frames_ : overflow_late_frames_, excess);
       unsigned from_carry = unsigned(std::min<std::uint64_t>(excess, carry));
       if (from_carry) {

@@ -54,6 +54,8 @@ class ShmRing {
   void flush_published();
   // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
   std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
+  // Producer: slots free right now (re-reads the consumer's index).
+  std::uint32_t free_slots();
 
   // Consumer. peek() returns the oldest frame (and its length) or nullptr when empty;
   // release() frees it.
