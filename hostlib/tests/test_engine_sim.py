@@ -112,6 +112,32 @@ def test_rate_the_host_cannot_take_ends_on_time_and_fails(write_case, sim_rig):
     assert m["throughput_sps"] <= m["samples_received"] / m["duration_s"] * 1.01
 
 
+def test_loss_while_the_rig_cpu_is_saturated_is_reported_as_host_limited(write_case, sim_rig):
+    """48 M frames/s of 256-byte shm frames: more than one core can check, so the
+    host's receive thread is the bottleneck; the loss must not be blamed on the device."""
+    [case] = write_case(
+        """
+        name: RX 2.5 GS/s in 256-byte shm frames
+        device: dut
+        direction: rx
+        master_clock: 10 GHz
+        decimation: 4
+        transport: {kind: shm, frame_bytes: 256}
+        duration: 1 s
+        thresholds:
+          missing_frames: "== 0"
+          overruns: "== 0"
+        """
+    )
+    result = run_case(case, sim_rig, run_id="test")
+    m = result.metrics
+    assert result.verdict == "FAIL", result.message
+    assert m["missing_frames"] > 0 and m["pattern_errors"] == 0
+    assert m["host_rx_cpu_percent"] >= 90 or m["host_cpu_busy_percent"] >= 95, m
+    assert m["host_limited"] == 1.0, m
+    assert result.message.startswith("host-limited: rig CPU saturated;"), result.message
+
+
 FAULT_CASE = """
 name: RX with faults
 device: dut
