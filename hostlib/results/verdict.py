@@ -28,7 +28,9 @@ def _rate(v: Any, digits: int) -> str:
     if not _finite(v):
         return "-"
     for name, scale in (("GS/s", 1e9), ("MS/s", 1e6), ("kS/s", 1e3)):
-        if abs(v) >= scale:
+        # Decided on the printed value one unit down: 999.999 MS/s would print as
+        # "1000.00 MS/s", so it reads 1.00 GS/s; 999.4 MS/s stays 999.40 MS/s.
+        if round(abs(v) / scale * 1000, digits) >= 1000:
             return f"{v / scale:.{digits}f} {name}"
     return f"{v:.{digits}f} S/s"
 

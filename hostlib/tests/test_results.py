@@ -291,6 +291,16 @@ def test_summary_line_pass_and_fail():
                     "failed: missing_frames == 0 (measured 12)")
 
 
+@pytest.mark.parametrize("throughput_sps, shown", [(999.9999e6, "1.00 GS/s"), (999.4e6, "999.40 MS/s"),
+                                                   (1e9, "1.00 GS/s"), (999.9999e3, "1.00 MS/s")])
+def test_summary_rate_unit_follows_the_printed_value(throughput_sps, shown):
+    # A rate that rounds up to the next unit is shown in it ("1000.00 MS/s" read oddly
+    # beside "1.00 GS/s" in a run of the same case).
+    line = summary_line(make_result(metrics={"throughput_sps": throughput_sps, "throughput_ratio": 1.0,
+                                             "missing_frames": 0, "overruns": 0, "underruns": 0}))
+    assert f": {shown} (" in line, line
+
+
 def test_summary_line_errors_told_apart():
     dev = make_result(verdict="ERROR", metrics={}, error="device: hilrig-sim exited with signal 9")
     infra = make_result(verdict="ERROR", metrics={}, error="infrastructure: port 5000 in use")
