@@ -4,11 +4,12 @@
 //   udp    --frame-bytes N --rate-fps R (0 = unpaced) --seconds S [--no-gso] [--no-gro]
 //          RxStream + TxStream of the library over 127.0.0.1, every sample checked
 //   shm    --frame-bytes N --seconds S [--slots K]
-//          producer thread builds pattern frames in place in the ring, the consumer
-//          checks every sample in place (RxChecker), batched publish/release
+//          a producer thread builds pattern frames in place in the ring of an
+//          RxStream (the product's receiver), which checks every sample in place
 //   memcpy --frame-bytes N --seconds S [--slots K]
 //          one thread copying each frame into a ring-sized buffer and out again
 //   check  --frame-bytes N --seconds S      pattern_check alone over one frame
+//   pingpong [--seconds S]                  one-way cache-line transfer between two threads
 #include <sys/resource.h>
 
 #include <atomic>
@@ -171,6 +172,41 @@ json bench_shm(const Args& a) {
           {"cpu_percent", 100.0 * (c1 - c0) / (double(now_ns() - t0) / 1e9)}};
 }
 
+// One cache line handed back and forth between two threads: the one-way transfer
+// time says where the two vCPUs sit (sharing a cache or not), which on a VM the host
+// decides and may change from one second to the next. Small-frame shm rates track it.
+json bench_pingpong(const Args& a) {
+  const double seconds = a.num("--seconds", 0.05);
+  struct alignas(64) Line {
+    std::atomic<std::uint64_t> v{0};
+  };
+  Line ping, pong;
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    std::uint64_t seen = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const std::uint64_t v = ping.v.load(std::memory_order_acquire);
+      if (v != seen) {
+        seen = v;
+        pong.v.store(v, std::memory_order_release);
+      }
+    }
+  });
+  const std::uint64_t t0 = now_ns(), t_end = t0 + std::uint64_t(seconds * 1e9);
+  std::uint64_t n = 0, t1 = t0;
+  while (t1 < t_end) {
+    for (int k = 0; k < 256; ++k) {
+      ping.v.store(++n, std::memory_order_release);
+      while (pong.v.load(std::memory_order_acquire) != n) {
+      }
+    }
+    t1 = now_ns();
+  }
+  stop.store(true);
+  echo.join();
+  return {{"bench", "pingpong"}, {"round_trips", n}, {"one_way_ns", double(t1 - t0) / double(n) / 2}};
+}
+
 json bench_memcpy(const Args& a) {
   const auto fb = std::uint32_t(a.num("--frame-bytes", 8192 + 48));
   const double seconds = a.num("--seconds", 1);
@@ -216,7 +252,7 @@ json bench_check(const Args& a) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check [--frame-bytes N] [--seconds S] ...\n");
+    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|pingpong [--frame-bytes N] [--seconds S] ...\n");
     return 2;
   }
   Args a;
@@ -236,6 +272,7 @@ int main(int argc, char** argv) {
     else if (cmd == "shm") r = bench_shm(a);
     else if (cmd == "memcpy") r = bench_memcpy(a);
     else if (cmd == "check") r = bench_check(a);
+    else if (cmd == "pingpong") r = bench_pingpong(a);
     else {
       std::fprintf(stderr, "hilrig-bench: unknown command %s (udp, shm, memcpy, check)\n", cmd.c_str());
       return 2;
