@@ -16,7 +16,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,31 +183,21 @@ class Iperf3:
         return confirm(run_at, found, confirm_s) if confirm_s > window_s else found
 
 
+SIM_RX_CASE = Path(__file__).resolve().parent / "cases" / "sim_rx_1gsps_shm.yaml"
+
+
 def sim_rx(seconds: float) -> dict:
-    """Simulator RX at 1 GS/s sc16 over shm through the real engine (a case file)."""
+    """Simulator RX at 1 GS/s sc16 over shm through the real engine: the case file
+    a lab runs with `hilrig run`, for `seconds` instead of its 30 s."""
+    import dataclasses
+
     from ..dsl import load_cases
     from ..engine import run_case
     from ..rig import load_rig
 
-    text = f"""name: bench sim RX 1 GS/s shm
-device: dut
-direction: rx
-master_clock: 1 GHz
-decimation: 1
-transport: {{kind: shm, frame_bytes: 65584}}
-warmup: 200 ms
-duration: {seconds} s
-thresholds:
-  missing_frames: "== 0"
-  overruns: "== 0"
-  pattern_errors: "== 0"
-"""
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "bench_sim.yaml"
-        path.write_text(text)
-        case = load_cases([path])[0]
-        rig = load_rig(REPO / "rigs" / "sim.yaml")
-        res = run_case(case, rig, run_id="bench")
+    case = dataclasses.replace(load_cases([SIM_RX_CASE])[0], duration_s=seconds)
+    rig = load_rig(REPO / "rigs" / "sim.yaml")
+    res = run_case(case, rig, run_id="bench")
     return {"verdict": res.verdict, "message": res.message, **res.metrics}
 
 
