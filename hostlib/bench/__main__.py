@@ -16,12 +16,14 @@ import socket
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
+from .._process import stop_process
 from . import pymmap
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,9 +74,7 @@ def confirm(run_at, found: Point, window_s: float) -> Point:
     stepping down (CONFIRM_STEPS) until a window is clean. The same rule for the rig
     and its peer. Reports 0 if no step is clean."""
     last = found
-    for f in CONFIRM_STEPS:
-        if found.fps <= 0:
-            break
+    for f in CONFIRM_STEPS if found.fps > 0 else ():
         last = run_at(found.fps * f, window_s)
         if last.ok:
             return last
@@ -138,12 +138,7 @@ class Iperf3:
 
     def close(self) -> None:
         if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop_process(self.proc, 5)
 
     def run(self, size: int, bits_per_s: float, seconds: int) -> Point:
         # -w: the largest socket buffer iperf3 can get (it uses plain SO_RCVBUF, capped by
@@ -159,7 +154,6 @@ class Iperf3:
                 j = {}
             if "end" in j and "sum" in j["end"]:
                 break
-            import time
             time.sleep(0.3)
         else:
             raise RuntimeError(f"iperf3 gave no result: {out.stdout[-300:]} {out.stderr[-300:]}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
+from .._process import stop_process
 from ..transports import native, stream_config
 from .base import Driver, Snapshot, register_driver
 
@@ -134,12 +135,7 @@ class SimProcess:
             try:
                 self.proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
-                self.proc.terminate()
-                try:
-                    self.proc.wait(timeout=2)
-                except subprocess.TimeoutExpired:
-                    self.proc.kill()
-                    self.proc.wait()
+                stop_process(self.proc, 2)
         self._sel.close()
         for f in (self.proc.stdin, self.proc.stdout):
             try:

@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 import urllib3
 
+from hostlib._process import stop_process
+
 REPO = Path(__file__).resolve().parents[2]
 DEBIAN_INFLUXD = Path("/usr/bin/influxd")
 INFLUXD_18 = REPO / "build" / "influxdb-1.8.10" / "influxd"
@@ -87,13 +89,8 @@ class InfluxServer:
         return self
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc, 15)
         self.proc = None
 
     def query(self, q: str, db: str = "", *, authenticate: bool = True) -> list[dict]:

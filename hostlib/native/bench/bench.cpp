@@ -103,7 +103,7 @@ json bench_udp(const Args& a) {
 }
 
 std::uint32_t default_slots(std::uint32_t fb) {
-  // The same 8 MiB ring as a case's default (hostlib/dsl/loader.py default_shm_slots).
+  // The same 8 MiB ring as a case's default (hostlib/transports default_shm_slots).
   return std::clamp<std::uint32_t>((8u << 20) / fb, 16, 65536);
 }
 
@@ -145,7 +145,7 @@ json bench_shm(const Args& a) {
     }
     std::uint8_t* slot = prod->acquire_wait(1'000'000'000);
     if (slot) {
-      build_pattern_frame(cfg, seq++, kFlagEOB, slot);
+      framer.build(seq++, kFlagEOB, slot);
       prod->publish_deferred(len);
     }
     prod->flush_published();

@@ -41,6 +41,13 @@ __attribute__((target("avx2"), always_inline)) inline __m256i eq(__m256i a, __m2
   else return _mm256_cmpeq_epi16(a, b);
 }
 
+// Every lane = v.
+template <int Bits>
+__attribute__((target("avx2"), always_inline)) inline __m256i splat(int v) {
+  if constexpr (Bits == 32) return _mm256_set1_epi32(v);
+  else return _mm256_set1_epi16(short(v));
+}
+// The expected words first, first + 1, ... of one vector (wrapping at the word size).
 template <int Bits>
 __attribute__((target("avx2"), always_inline)) inline __m256i counter_vector(std::uint64_t first) {
   if constexpr (Bits == 32)
@@ -57,16 +64,8 @@ __attribute__((target("avx2"))) std::uint64_t count_avx2(std::uint64_t base, con
   std::size_t i = 0;
   std::uint64_t equal = 0;
   if (n >= kStep) {
-    __m256i v0, inc;
-    if constexpr (Bits == 32) {
-      v0 = _mm256_add_epi32(_mm256_set1_epi32(int(std::uint32_t(base))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-      inc = _mm256_set1_epi32(int(kLanes));
-    } else {
-      v0 = _mm256_add_epi16(_mm256_set1_epi16(short(std::uint16_t(base))),
-                            _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-      inc = _mm256_set1_epi16(short(kLanes));
-    }
-    __m256i e0 = v0, e1 = add<Bits>(e0, inc), e2 = add<Bits>(e1, inc), e3 = add<Bits>(e2, inc);
+    const __m256i inc = splat<Bits>(int(kLanes));
+    __m256i e0 = counter_vector<Bits>(base), e1 = add<Bits>(e0, inc), e2 = add<Bits>(e1, inc), e3 = add<Bits>(e2, inc);
     const __m256i inc4 = add<Bits>(add<Bits>(inc, inc), add<Bits>(inc, inc));
     // Per-lane equal counts in 32-bit lanes (16-bit compares are widened by madd).
     __m256i acc = _mm256_setzero_si256();
@@ -111,15 +110,8 @@ __attribute__((target("avx2"))) std::uint64_t count_avx2(std::uint64_t base, con
   // cost more than all the vectors), its already-checked lanes masked out.
   for (; i < n; i += kLanes) {
     const std::size_t at = i + kLanes <= n ? i : n - kLanes;
-    const std::uint64_t first = base + at;
-    __m256i expect;
-    if constexpr (Bits == 32) {
-      expect = _mm256_add_epi32(_mm256_set1_epi32(int(std::uint32_t(first))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    } else {
-      expect = _mm256_add_epi16(_mm256_set1_epi16(short(std::uint16_t(first))),
-                                _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    }
-    const __m256i m = eq<Bits>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + at * (Bits / 8))), expect);
+    const __m256i m = eq<Bits>(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + at * (Bits / 8))),
+                               counter_vector<Bits>(base + at));
     // One mask bit per byte; a word is Bits/8 bytes. Bytes of lanes before i are skipped.
     const std::uint32_t unequal = ~std::uint32_t(_mm256_movemask_epi8(m));
     const std::uint32_t fresh = ~0u << ((i - at) * (Bits / 8));
@@ -135,7 +127,7 @@ template <int Bits>
 __attribute__((target("avx2"))) std::uint64_t check_avx2(std::uint64_t base, const std::uint8_t* in, std::size_t n) {
   constexpr std::size_t kLanes = 256 / Bits;
   if (n < kLanes) return count_avx2<Bits>(base, in, n);
-  const __m256i inc = Bits == 32 ? _mm256_set1_epi32(int(kLanes)) : _mm256_set1_epi16(short(kLanes));
+  const __m256i inc = splat<Bits>(int(kLanes));
   __m256i e0 = counter_vector<Bits>(base), e1 = add<Bits>(e0, inc);
   const __m256i inc2 = add<Bits>(inc, inc);
   __m256i d0 = _mm256_setzero_si256(), d1 = _mm256_setzero_si256();
@@ -164,15 +156,8 @@ template <int Bits>
 __attribute__((target("avx2"))) void fill_avx2(std::uint64_t base, std::uint8_t* out, std::size_t n) {
   constexpr std::size_t kLanes = 256 / Bits;
   std::size_t i = 0;
-  __m256i v, inc;
-  if constexpr (Bits == 32) {
-    v = _mm256_add_epi32(_mm256_set1_epi32(int(std::uint32_t(base))), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    inc = _mm256_set1_epi32(int(kLanes));
-  } else {
-    v = _mm256_add_epi16(_mm256_set1_epi16(short(std::uint16_t(base))),
-                         _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
-    inc = _mm256_set1_epi16(short(kLanes));
-  }
+  __m256i v = counter_vector<Bits>(base);
+  const __m256i inc = splat<Bits>(int(kLanes));
   for (; i + kLanes <= n; i += kLanes) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i * (Bits / 8)), v);
     v = add<Bits>(v, inc);
@@ -183,8 +168,7 @@ __attribute__((target("avx2"))) void fill_avx2(std::uint64_t base, std::uint8_t*
   // The tail as one vector ending at word n: it rewrites a few words with the values
   // they already hold.
   const std::size_t at = n - kLanes;
-  v = add<Bits>(v, Bits == 32 ? _mm256_set1_epi32(-int(i - at)) : _mm256_set1_epi16(short(-int(i - at))));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + at * (Bits / 8)), v);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + at * (Bits / 8)), counter_vector<Bits>(base + at));
 }
 
 const bool kHaveAvx2 = __builtin_cpu_supports("avx2");

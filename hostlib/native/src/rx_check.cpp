@@ -90,4 +90,31 @@ void RxChecker::on_idle(std::uint64_t now, std::uint64_t idle_timeout_ns) {
   last_activity_ns_ = now;
 }
 
+nlohmann::json counters_json(const RxCounters& c) {
+  auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  return {
+      {"frames_received", g(c.frames_received)},
+      {"samples_received", g(c.samples_received)},
+      {"payload_bytes_received", g(c.payload_bytes_received)},
+      {"seq_errors", g(c.seq_errors)},
+      {"missing_frames", g(c.missing_frames)},
+      {"dropped_samples", g(c.dropped_samples)},
+      {"duplicate_frames", g(c.duplicate_frames)},
+      {"reordered_frames", g(c.reordered_frames)},
+      {"malformed_frames", g(c.malformed_frames)},
+      {"overruns", g(c.overruns)},
+      {"pattern_errors", g(c.pattern_errors)},
+      {"timeouts", g(c.timeouts)},
+      {"first_frame_ns", g(c.first_frame_ns)},
+      {"last_frame_ns", g(c.last_frame_ns)},
+      {"longest_gap_ns", g(c.longest_gap_ns)},
+      {"latency_p50_ns", c.latency.percentile(0.50)},
+      {"latency_p99_ns", c.latency.percentile(0.99)},
+      {"latency_p999_ns", c.latency.percentile(0.999)},
+      {"latency_max_ns", c.latency.max()},
+      {"latency_count", c.latency.count()},
+      {"eob_received", c.eob_received.load(std::memory_order_relaxed)},
+  };
+}
+
 }  // namespace hilrig

@@ -116,32 +116,10 @@ void RxStream::run_shm() {
 }
 
 nlohmann::json RxStream::stats() const {
-  auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return {
-      {"frames_received", g(c_.frames_received)},
-      {"samples_received", g(c_.samples_received)},
-      {"payload_bytes_received", g(c_.payload_bytes_received)},
-      {"seq_errors", g(c_.seq_errors)},
-      {"missing_frames", g(c_.missing_frames)},
-      {"dropped_samples", g(c_.dropped_samples)},
-      {"duplicate_frames", g(c_.duplicate_frames)},
-      {"reordered_frames", g(c_.reordered_frames)},
-      {"malformed_frames", g(c_.malformed_frames)},
-      {"overruns", g(c_.overruns)},
-      {"pattern_errors", g(c_.pattern_errors)},
-      {"timeouts", g(c_.timeouts)},
-      {"first_frame_ns", g(c_.first_frame_ns)},
-      {"last_frame_ns", g(c_.last_frame_ns)},
-      {"longest_gap_ns", g(c_.longest_gap_ns)},
-      {"latency_p50_ns", c_.latency.percentile(0.50)},
-      {"latency_p99_ns", c_.latency.percentile(0.99)},
-      {"latency_p999_ns", c_.latency.percentile(0.999)},
-      {"latency_max_ns", c_.latency.max()},
-      {"latency_count", c_.latency.count()},
-      {"eob_received", c_.eob_received.load(std::memory_order_relaxed)},
-      {"thread_cpu_ns", thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_))},
-      {"warnings", warnings()},
-  };
+  nlohmann::json s = counters_json(c_);
+  s["thread_cpu_ns"] = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
+  s["warnings"] = warnings();
+  return s;
 }
 
 }  // namespace hilrig

@@ -199,23 +199,14 @@ json SimDevice::stats() const {
             {"overflow_late_frames", g(overflow_late_frames_)},
             {"producer_longest_gap_ns", g(producer_longest_gap_ns_)},
             {"fifo_peak_frames", g(fifo_peak_frames_)},
-            {"tx_frames_received", 0}, {"tx_samples_received", 0}, {"tx_seq_errors", 0},
-            {"tx_missing_frames", 0}, {"tx_dropped_samples", 0}, {"tx_duplicate_frames", 0},
-            {"tx_reordered_frames", 0}, {"tx_pattern_errors", 0}, {"tx_malformed_frames", 0},
             {"running", running()}};
-  if (tx_) {
-    s["tx_frames_received"] = g(tx_->frames_received);
-    s["tx_samples_received"] = g(tx_->samples_received);
-    s["tx_seq_errors"] = g(tx_->seq_errors);
-    s["tx_missing_frames"] = g(tx_->missing_frames);
-    // The engine reads dropped/duplicate/reordered as tx_<name> too; without them a
-    // TX gap would show as missing frames but zero dropped samples.
-    s["tx_dropped_samples"] = g(tx_->dropped_samples);
-    s["tx_duplicate_frames"] = g(tx_->duplicate_frames);
-    s["tx_reordered_frames"] = g(tx_->reordered_frames);
-    s["tx_pattern_errors"] = g(tx_->pattern_errors);
-    s["tx_malformed_frames"] = g(tx_->malformed_frames);
-  }
+  // The device's receive side (TX and loopback cases), 0 when there is none. The
+  // engine reads dropped/duplicate/reordered as tx_<name> too; without them a TX gap
+  // would show as missing frames but zero dropped samples.
+  const json tx = tx_ ? counters_json(*tx_) : json::object();
+  for (const char* k : {"frames_received", "samples_received", "seq_errors", "missing_frames", "dropped_samples",
+                        "duplicate_frames", "reordered_frames", "pattern_errors", "malformed_frames"})
+    s[std::string("tx_") + k] = tx_ ? tx[k] : json(0);
   return s;
 }
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hilrig/frame.hpp"
 #include "hilrig/histogram.hpp"
 
@@ -22,6 +24,11 @@ struct RxCounters {
   std::atomic<bool> eob_received{false};
   LatencyHistogram latency;
 };
+
+// The counters as the stats keys of docs/architecture.md (frames_received, ...,
+// latency_p50_ns, eob_received): one spelling for the host RxStream and the
+// simulator's tx_ counters.
+nlohmann::json counters_json(const RxCounters& c);
 
 class RxChecker {
  public:
