@@ -84,10 +84,10 @@ validate: venv
 test: build influxdb test-native test-python test-robot
 
 test-native:
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure
 
 test-python:
-	$(PY) -m pytest -q hostlib/tests
+	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs hostlib/tests
 
 test-robot:
 	@mkdir -p results/robot-ci

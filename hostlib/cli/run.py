@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import fnmatch
 import sys
-from pathlib import Path
 
 from rich.console import Console
 
@@ -38,7 +37,7 @@ def _progress_printer(console: Console):
 
 def run_command(args) -> int:
     console = Console()
-    rig_path = Path(args.rig) if args.rig and Path(args.rig).exists() else default_rig_path(args.rig)
+    rig_path = default_rig_path(args.rig)
     rig = load_rig(rig_path)
     cases = load_cases(args.paths)
     if args.case:

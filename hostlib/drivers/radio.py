@@ -10,8 +10,9 @@ from typing import Any
 from .._exceptions import DeviceAbsent, DeviceError
 from .base import Driver, Snapshot
 
-# Rig `args` keys that configure this driver rather than the SoapySDR device.
-DRIVER_KEYS = ("check_pattern", "frequency_hz")
+# Rig `args` keys that configure the rig (this driver, the device lock) rather than
+# the SoapySDR/UHD device: never passed to the device, never matched when probing.
+DRIVER_KEYS = ("check_pattern", "frequency_hz", "lock")
 RATE_TOLERANCE = 1e-6   # relative; a coerced rate further off than this is not the case's rate
 
 

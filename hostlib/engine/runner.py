@@ -7,7 +7,6 @@ on every path: success, failure, timeout, Ctrl-C, a device that vanished.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import os
 import time
 from typing import Any, Callable
@@ -15,7 +14,8 @@ from typing import Any, Callable
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
-from ..results.record import CaseResult
+from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
+from ..results.record import CaseResult, iso_utc, utc_now
 from ..rig.lock import DeviceLock
 from ..rig.requires import unmet_requirement
 from ..results.verdict import summary_line
@@ -27,7 +27,7 @@ DEFAULT_LOCK_TIMEOUT_S = 600.0
 
 
 def _utc_now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    return iso_utc(utc_now())
 
 
 def _check_device(case: Any, rig: Any):
@@ -37,20 +37,9 @@ def _check_device(case: Any, rig: Any):
         raise DeviceAbsent(
             f"rig {rig.name!r} has no device {case.device!r} (it has: {', '.join(sorted(rig.devices)) or 'none'})"
         )
-    max_channels = getattr(device, "channels", None)
-    if max_channels and case.channels > max_channels:
-        raise DeviceAbsent(f"device {case.device!r} has {max_channels} channels, the case needs {case.channels}")
-    directions = getattr(device, "directions", None)
-    if directions and case.direction not in directions:
-        raise DeviceAbsent(f"device {case.device!r} cannot stream {case.direction} (it does: {', '.join(directions)})")
-    transports = getattr(device, "transports", None)
-    if transports and getattr(device, "driver", "") != "uhd" and case.transport.kind not in transports:
-        raise DeviceAbsent(
-            f"device {case.device!r} has no {case.transport.kind} transport (it has: {', '.join(transports)})"
-        )
-    max_rate = getattr(device, "max_rate_sps", None)
-    if max_rate and case.rate_sps > max_rate:
-        raise DeviceAbsent(f"device {case.device!r} is limited to {max_rate:g} S/s, the case asks {case.rate_sps:g}")
+    reason = device.unsupported_reason(case)
+    if reason:
+        raise DeviceAbsent(reason)
     return device
 
 
@@ -64,10 +53,9 @@ def _reference_duration(case: Any) -> Any:
         seconds = float(value)
     except ValueError:
         raise ConfigError(f"HILRIG_REFERENCE_DURATION={value!r}: must be a number of seconds") from None
-    timeout = getattr(case, "timeout_s", None)
     changes: dict[str, Any] = {"duration_s": seconds}
-    if timeout is not None and timeout < seconds + case.warmup_s + 30:
-        changes["timeout_s"] = seconds + case.warmup_s + 30
+    if case.timeout_s < seconds + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S:
+        changes["timeout_s"] = seconds + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S
     return dataclasses.replace(case, **changes)
 
 
@@ -138,8 +126,7 @@ def run_case(
 
 
 def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
-    timeout_s = float(getattr(case, "timeout_s", None) or (case.duration_s + case.warmup_s + 30))
-    cpu0 = None
+    timeout_s = float(case.timeout_s)
     rcv0 = measure.udp_rcvbuf_errors()
     started_ns = driver.start()
     deadline_ns = started_ns + int(timeout_s * 1e9)

@@ -35,7 +35,7 @@ import urllib3
 
 from .._exceptions import InfrastructureError
 from ._fsio import fsync_dir, replace_durable
-from .outbox import is_active
+from .outbox import Outbox, is_active
 
 SENT_DIR = "sent"
 REJECTED_DIR = "rejected"
@@ -381,9 +381,8 @@ def ship_outbox(outbox_dir: str | Path, target: InfluxTarget) -> ShipReport:
     server or credential problems: they are in the report (see the module doc for the rules)."""
     outbox = Path(outbox_dir)
     report = ShipReport(target=target.describe(), outbox=outbox)
-    files = sorted(p for p in outbox.glob("*.lp") if p.is_file()) if outbox.is_dir() else []
     pending = []
-    for path in files:
+    for path in Outbox(outbox, git_sha="").pending_files():
         (report.active if is_active(path) else pending).append(path)
     if not pending:
         return report

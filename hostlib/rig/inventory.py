@@ -37,7 +37,10 @@ class DeviceEntry:
     loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
 
     def unsupported_reason(self, case: "Case") -> str | None:
-        """Why this device cannot run `case` (a SKIP reason), or None if it can."""
+        """Why this device cannot run `case` (a SKIP reason), or None if it can. The
+        engine SKIPs with this reason before it opens anything."""
+        if case.channels > self.channels:
+            return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         if case.direction not in self.directions:
             return f"device {self.alias!r} does not support direction {case.direction} (has {', '.join(self.directions)})"
         # A UHD radio streams over its own link (usb, 10 GbE); the case's transport
@@ -45,11 +48,9 @@ class DeviceEntry:
         if self.driver != "uhd" and case.transport.kind not in self.transports:
             return (f"device {self.alias!r} does not support transport {case.transport.kind} "
                     f"(has {', '.join(self.transports)})")
-        if case.channels > self.channels:
-            return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         if case.rate_sps > self.max_rate_sps:
-            return (f"case rate {case.rate_sps:.6g} S/s is above device {self.alias!r} "
-                    f"maximum {self.max_rate_sps:.6g} S/s")
+            return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
+                    f"the case rate is {case.rate_sps:g} S/s")
         return None
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..drivers.radio import DRIVER_KEYS
+
 __all__ = ["Found", "probe", "check_rig", "CheckRow"]
 
 
@@ -76,7 +78,7 @@ class CheckRow:
 
 
 def _matches(entry: Any, found: Found) -> bool:
-    want = {k: str(v) for k, v in (entry.args or {}).items() if k not in ("check_pattern", "frequency_hz", "lock")}
+    want = {k: str(v) for k, v in (entry.args or {}).items() if k not in DRIVER_KEYS}
     if entry.serial:
         want["serial"] = str(entry.serial)
     return all(str(found.args.get(k)) == v for k, v in want.items() if k not in ("binary",))

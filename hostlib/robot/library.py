@@ -33,10 +33,9 @@ PLACEHOLDER_TAG = "hilrig:placeholder"
 
 def resolve_rig_path(value: str | None) -> Path:
     """RIG value -> rig file: a name (rigs/<name>.yaml) or a path; empty -> $HILRIG_RIG -> rigs/sim.yaml."""
-    from ..rig import default_rig_path, resolve_rig_path as _resolve
+    from ..rig import default_rig_path
 
-    value = (value or "").strip()
-    return Path(_resolve(value)) if value else Path(default_rig_path())
+    return Path(default_rig_path((value or "").strip() or None))
 
 
 def _variable(name: str) -> str:

@@ -2,16 +2,18 @@
 uhd drivers, parity of the SoapySDR path with the direct sim path, requirements."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
-from hostlib.tests.conftest import REPO, requires_native
+from hostlib.tests.conftest import REPO, requires_native, skip_unless_required
 
 pytestmark = requires_native
 
@@ -25,7 +27,7 @@ def soapy_env() -> dict:
     from hostlib.drivers.sim import find_sim_binary
     from hostlib.drivers.soapy import ensure_plugin_path
     if not getattr(_native(), "HAVE_SOAPY", False):
-        pytest.skip("hostlib._native built without SoapySDR")
+        skip_unless_required("hostlib._native built without SoapySDR")
     ensure_plugin_path()
     return {**os.environ, "HILRIG_SIM_BIN": find_sim_binary()}
 
@@ -51,8 +53,9 @@ def rx_case(write_case, device: str, decimation: int, extra: str = "", duration:
 
 # ------------------------------------------------------------------ SoapySDRUtil
 
-@pytest.mark.skipif(shutil.which("SoapySDRUtil") is None, reason="soapysdr-tools not installed")
 def test_soapysdrutil_find_probe_and_bounded_rate():
+    if shutil.which("SoapySDRUtil") is None:
+        skip_unless_required("soapysdr-tools not installed")
     env = soapy_env()
     found = subprocess.run(["SoapySDRUtil", "--find=driver=hilrig"], env=env, capture_output=True, text=True, timeout=30)
     assert "driver = hilrig" in found.stdout and "serial = hilrig-sim0" in found.stdout, found.stdout
@@ -93,7 +96,7 @@ def test_gnuradio_soapy_source_receives_clean_counter_pattern(tmp_path):
     env = soapy_env()
     check = subprocess.run(["/usr/bin/python3", "-c", "from gnuradio import soapy"], capture_output=True)
     if check.returncode != 0:
-        pytest.skip("GNU Radio's soapy blocks do not import (apt-get install gnuradio)")
+        skip_unless_required("GNU Radio's soapy blocks do not import (apt-get install gnuradio)")
     script = tmp_path / "fg.py"
     script.write_text(GR_FLOWGRAPH)
     n = 2_000_000
@@ -109,6 +112,51 @@ def test_gnuradio_soapy_source_receives_clean_counter_pattern(tmp_path):
     bad = bytearray(data)
     bad[4 * 1000] ^= 0x01
     assert nat.pattern_check(first, bytes(bad), "sc16") == 1
+
+
+@pytest.mark.parametrize("channels", [1, 2])
+@pytest.mark.parametrize("wire,host,lossless", [("sc16", "CS16", True), ("sc8", "CS8", True), ("sc8", "CS16", True),
+                                                ("sc16", "CS8", False)])
+def test_soapy_sample_conversions_round_trip(monkeypatch, wire, host, channels, lossless):
+    """Samples read in a host format and written back over TX: where the module's
+    conversion loses nothing both ways (same width, or sc8 widened to CS16 and back)
+    the device finds its whole pattern; sc16 narrowed to CS8 drops the low byte and
+    the device counts the damage."""
+    monkeypatch.setenv("HILRIG_SIM_BIN", soapy_env()["HILRIG_SIM_BIN"])
+    soapy = pytest.importorskip("SoapySDR")
+    np = pytest.importorskip("numpy")
+    dtype = {"CS16": np.int16, "CS8": np.int8}[host]
+    n = 3000
+    dev = soapy.Device("driver=hilrig")
+    bufs = [np.zeros(2 * n, dtype) for _ in range(channels)]
+    dev.setSampleRate(soapy.SOAPY_SDR_RX, 0, 1e6)
+    rx = dev.setupStream(soapy.SOAPY_SDR_RX, host, list(range(channels)), {"WIRE": wire})
+    dev.activateStream(rx)
+    got = 0
+    while got < n:
+        r = dev.readStream(rx, [b[2 * got:] for b in bufs], n - got, timeoutUs=1_000_000)
+        assert r.ret > 0, r
+        got += r.ret
+    dev.deactivateStream(rx)
+    dev.closeStream(rx)
+    dev.setSampleRate(soapy.SOAPY_SDR_TX, 0, 1e6)
+    tx = dev.setupStream(soapy.SOAPY_SDR_TX, host, list(range(channels)), {"WIRE": wire})
+    dev.activateStream(tx)
+    sent = 0
+    while sent < n:
+        r = dev.writeStream(tx, [b[2 * sent:] for b in bufs], n - sent, timeoutUs=1_000_000)
+        assert r.ret > 0, r
+        sent += r.ret
+    deadline = time.monotonic() + 5
+    while (stats := json.loads(dev.readSensor("sim_stats")))["tx_samples_received"] < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    dev.deactivateStream(tx)
+    dev.closeStream(tx)
+    assert stats["tx_samples_received"] == n, stats
+    if lossless:
+        assert stats["tx_pattern_errors"] == 0, stats
+    else:
+        assert stats["tx_pattern_errors"] > 0, stats
 
 
 # ------------------------------------------------------------------ parity sim <-> soapy
@@ -187,7 +235,7 @@ def test_coerced_rate_is_reported_beside_the_requested_one():
 
 def test_uhd_case_skips_without_a_usrp(write_case, sim_rig):
     if not getattr(_native(), "HAVE_UHD", False):
-        pytest.skip("hostlib._native built without UHD")
+        skip_unless_required("hostlib._native built without UHD")
     from hostlib.engine import run_case
     case = write_case("""
         name: rx uhd

@@ -12,6 +12,7 @@ import pytest
 
 from hostlib.rig import DeviceEntry
 from hostlib.rig.lock import DeviceLock, DeviceLocked, read_holder
+from hostlib.tests.conftest import requires_native
 
 HOLDER = """
 import sys, time
@@ -91,10 +92,8 @@ def test_one_lock_per_device(lock_dir):
             DeviceLock(device("A", alias="same-radio-other-name"), timeout_s=0).acquire()
 
 
+@requires_native
 def test_engine_reports_locked_device_as_infrastructure_error(lock_dir, monkeypatch, write_case, sim_rig):
-    from hostlib.tests.conftest import native_built
-    if not native_built():
-        pytest.skip("native core not built")
     from hostlib.engine import run_case
     monkeypatch.setenv("HILRIG_LOCK_TIMEOUT", "0.5")
     case = write_case("""

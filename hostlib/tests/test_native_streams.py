@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from hostlib.tests.conftest import ring_handles
+
 native = pytest.importorskip("hostlib._native", reason="build the native core first (cmake --build build)")
 REPO = Path(__file__).resolve().parents[2]
 SIM = Path(os.environ.get("HILRIG_SIM_BIN", REPO / "build" / "bin" / "hilrig-sim"))
@@ -175,7 +177,7 @@ def test_seeded_faults_are_counted_exactly(sim, kind, seed):
 
 
 def test_shm_sim_killed_mid_run_leaves_nothing_and_stop_returns(sim):
-    before = set(os.listdir("/dev/shm"))
+    before = ring_handles()
     cfg = {"direction": "rx", "rate_sps": 10e6, "frame_bytes": 8000, "transport": transport("shm")}
     rx = native.RxStream(cfg)
     sim.ok("configure", **dict(cfg, transport=rx.endpoint()))
@@ -192,8 +194,9 @@ def test_shm_sim_killed_mid_run_leaves_nothing_and_stop_returns(sim):
     rx.stop()
     assert time.monotonic() - t0 < 1.0
     assert received > 0 and not rx.stats()["eob_received"]
+    assert ring_handles() != before, "the test should see the ring while the stream exists"
     del rx
-    assert set(os.listdir("/dev/shm")) == before
+    assert ring_handles() == before, "shared-memory ring leaked"
 
 
 def test_stats_while_running_and_gil_released(sim):

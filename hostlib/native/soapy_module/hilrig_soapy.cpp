@@ -26,6 +26,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,56 @@ long long int_arg(const SoapySDR::Kwargs& a, const char* key, long long dflt) {
   } catch (const std::exception&) {
     throw std::invalid_argument(std::string("hilrig: stream arg ") + key + "=" + it->second + " is not an integer");
   }
+}
+
+// ---- Sample conversion between the wire format (sc16/sc8 in the frame, channels
+// interleaved tick by tick) and a SoapySDR host buffer (CS16/CS8/CF32, one per channel).
+
+// One I or Q value from In to Out, like a device's converters: sc16 <-> sc8 keep or
+// restore the high byte; to float divides by full scale, from float rounds.
+template <class Out, class In>
+Out convert(In v) {
+  if constexpr (std::is_same_v<In, Out>) return v;
+  else if constexpr (std::is_same_v<Out, float>) return float(v) / (std::is_same_v<In, std::int16_t> ? 32768.0f : 128.0f);
+  else if constexpr (std::is_same_v<In, float>) return Out(std::lrint(v * (std::is_same_v<Out, std::int16_t> ? 32767.0f : 127.0f)));
+  else if constexpr (std::is_same_v<Out, std::int8_t>) return std::int8_t(v >> 8);
+  else return std::int16_t(v * 256);
+}
+
+// Channel c (of C) of n ticks: out of a frame payload into one host buffer...
+template <class Wire, class Host>
+void deinterleave(const Wire* frame, unsigned C, unsigned c, std::uint32_t n, Host* out) {
+  if constexpr (std::is_same_v<Wire, Host>) {
+    if (C == 1) return void(std::memcpy(out, frame, std::size_t(n) * 2 * sizeof(Wire)));
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    out[2 * i] = convert<Host>(frame[2 * (i * C + c)]);
+    out[2 * i + 1] = convert<Host>(frame[2 * (i * C + c) + 1]);
+  }
+}
+
+// ...and from one host buffer into a frame payload.
+template <class Host, class Wire>
+void interleave(const Host* in, unsigned C, unsigned c, std::uint32_t n, Wire* frame) {
+  if constexpr (std::is_same_v<Wire, Host>) {
+    if (C == 1) return void(std::memcpy(frame, in, std::size_t(n) * 2 * sizeof(Wire)));
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    frame[2 * (i * C + c)] = convert<Wire>(in[2 * i]);
+    frame[2 * (i * C + c) + 1] = convert<Wire>(in[2 * i + 1]);
+  }
+}
+
+// Calls f(Wire{}, Host{}) with the C++ types of a stream's wire and host formats.
+template <class F>
+void with_sample_types(hilrig::SampleFormat wire, const std::string& host, F&& f) {
+  auto host_types = [&](auto w) {
+    if (host == SOAPY_SDR_CS16) f(w, std::int16_t{});
+    else if (host == SOAPY_SDR_CF32) f(w, float{});
+    else f(w, std::int8_t{});  // CS8: setupStream admits only these three
+  };
+  if (wire == hilrig::SampleFormat::sc16) host_types(std::int16_t{});
+  else host_types(std::int8_t{});
 }
 
 struct Stream {
@@ -480,37 +531,12 @@ class HilrigDevice : public SoapySDR::Device {
   void copy_out(Stream* s, void* const* buffs, std::uint32_t n) {
     const unsigned C = s->cfg.channels;
     const std::uint8_t* payload = s->frame + hilrig::kFrameHeaderBytes;
-    if (s->cfg.sample_format == hilrig::SampleFormat::sc16) {
-      const std::int16_t* in = reinterpret_cast<const std::int16_t*>(payload) + std::size_t(s->consumed_ticks) * C * 2;
-      for (unsigned c = 0; c < C; ++c) {
-        if (s->format == SOAPY_SDR_CS16) {
-          auto* out = static_cast<std::int16_t*>(buffs[c]);
-          if (C == 1) std::memcpy(out, in, std::size_t(n) * 4);
-          else for (std::uint32_t i = 0; i < n; ++i) { out[2 * i] = in[2 * (i * C + c)]; out[2 * i + 1] = in[2 * (i * C + c) + 1]; }
-        } else if (s->format == SOAPY_SDR_CF32) {
-          auto* out = static_cast<float*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { out[2 * i] = in[2 * (i * C + c)] / 32768.0f; out[2 * i + 1] = in[2 * (i * C + c) + 1] / 32768.0f; }
-        } else {  // CS8 from sc16: keep the high byte, like a device's converter
-          auto* out = static_cast<std::int8_t*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { out[2 * i] = std::int8_t(in[2 * (i * C + c)] >> 8); out[2 * i + 1] = std::int8_t(in[2 * (i * C + c) + 1] >> 8); }
-        }
-      }
-    } else {
-      const std::int8_t* in = reinterpret_cast<const std::int8_t*>(payload) + std::size_t(s->consumed_ticks) * C * 2;
-      for (unsigned c = 0; c < C; ++c) {
-        if (s->format == SOAPY_SDR_CS8) {
-          auto* out = static_cast<std::int8_t*>(buffs[c]);
-          if (C == 1) std::memcpy(out, in, std::size_t(n) * 2);
-          else for (std::uint32_t i = 0; i < n; ++i) { out[2 * i] = in[2 * (i * C + c)]; out[2 * i + 1] = in[2 * (i * C + c) + 1]; }
-        } else if (s->format == SOAPY_SDR_CS16) {
-          auto* out = static_cast<std::int16_t*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { out[2 * i] = std::int16_t(in[2 * (i * C + c)] * 256); out[2 * i + 1] = std::int16_t(in[2 * (i * C + c) + 1] * 256); }
-        } else {
-          auto* out = static_cast<float*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { out[2 * i] = in[2 * (i * C + c)] / 128.0f; out[2 * i + 1] = in[2 * (i * C + c) + 1] / 128.0f; }
-        }
-      }
-    }
+    with_sample_types(s->cfg.sample_format, s->format, [&](auto wire, auto host) {
+      using Wire = decltype(wire);
+      using Host = decltype(host);
+      const Wire* in = reinterpret_cast<const Wire*>(payload) + std::size_t(s->consumed_ticks) * C * 2;
+      for (unsigned c = 0; c < C; ++c) deinterleave(in, C, c, n, static_cast<Host*>(buffs[c]));
+    });
   }
 
   // Frames n ticks of buffs (interleaving channels) and sends it, paced at the rate.
@@ -542,34 +568,13 @@ class HilrigDevice : public SoapySDR::Device {
       out = s->txbuf.data();
     }
     std::uint8_t* payload = out + hilrig::kFrameHeaderBytes;
-    for (unsigned c = 0; c < C && buffs != nullptr; ++c) {
-      if (bps == 4) {
-        auto* o = reinterpret_cast<std::int16_t*>(payload);
-        if (s->format == SOAPY_SDR_CS16) {
-          const auto* in = static_cast<const std::int16_t*>(buffs[c]);
-          if (C == 1) std::memcpy(o, in, std::size_t(n) * 4);
-          else for (std::uint32_t i = 0; i < n; ++i) { o[2 * (i * C + c)] = in[2 * i]; o[2 * (i * C + c) + 1] = in[2 * i + 1]; }
-        } else if (s->format == SOAPY_SDR_CF32) {
-          const auto* in = static_cast<const float*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { o[2 * (i * C + c)] = std::int16_t(std::lrint(in[2 * i] * 32767.0f)); o[2 * (i * C + c) + 1] = std::int16_t(std::lrint(in[2 * i + 1] * 32767.0f)); }
-        } else {
-          const auto* in = static_cast<const std::int8_t*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { o[2 * (i * C + c)] = std::int16_t(in[2 * i] * 256); o[2 * (i * C + c) + 1] = std::int16_t(in[2 * i + 1] * 256); }
-        }
-      } else {
-        auto* o = reinterpret_cast<std::int8_t*>(payload);
-        if (s->format == SOAPY_SDR_CS8) {
-          const auto* in = static_cast<const std::int8_t*>(buffs[c]);
-          if (C == 1) std::memcpy(o, in, std::size_t(n) * 2);
-          else for (std::uint32_t i = 0; i < n; ++i) { o[2 * (i * C + c)] = in[2 * i]; o[2 * (i * C + c) + 1] = in[2 * i + 1]; }
-        } else if (s->format == SOAPY_SDR_CS16) {
-          const auto* in = static_cast<const std::int16_t*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { o[2 * (i * C + c)] = std::int8_t(in[2 * i] >> 8); o[2 * (i * C + c) + 1] = std::int8_t(in[2 * i + 1] >> 8); }
-        } else {
-          const auto* in = static_cast<const float*>(buffs[c]);
-          for (std::uint32_t i = 0; i < n; ++i) { o[2 * (i * C + c)] = std::int8_t(std::lrint(in[2 * i] * 127.0f)); o[2 * (i * C + c) + 1] = std::int8_t(std::lrint(in[2 * i + 1] * 127.0f)); }
-        }
-      }
+    if (buffs != nullptr) {
+      with_sample_types(s->cfg.sample_format, s->format, [&](auto wire, auto host) {
+        using Wire = decltype(wire);
+        using Host = decltype(host);
+        for (unsigned c = 0; c < C; ++c)
+          interleave(static_cast<const Host*>(buffs[c]), C, c, n, reinterpret_cast<Wire*>(payload));
+      });
     }
     h.send_time_ns = hilrig::now_ns();
     hilrig::write_header(h, out);
