@@ -9,7 +9,7 @@ from __future__ import annotations
 import abc
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from .._exceptions import ConfigError
 
@@ -88,5 +88,3 @@ def driver_class(name: str, where: str = "") -> type[Driver]:
 def known_drivers() -> list[str]:
     return sorted(_DRIVERS)
 
-
-ProgressCallback = Callable[[dict], None]

@@ -25,10 +25,6 @@ class TransportSpec:
     frame_bytes: int
     options: dict[str, Any] = field(default_factory=dict)
 
-    def to_config(self) -> dict[str, Any]:
-        """The `transport` entry of the native stream config (docs/architecture.md)."""
-        return {"kind": self.kind, **self.options}
-
 
 @dataclass(frozen=True)
 class Case:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from hostlib import metrics as _metrics
-from hostlib.units import UnitError, format_quantity, unit_scale
+from hostlib.units import _NUMBER, UnitError, format_quantity, unit_scale
 
 if TYPE_CHECKING:  # pragma: no cover
     from hostlib.dsl.case import Case
@@ -49,7 +49,6 @@ PARAMS: dict[str, tuple[str, Callable[["Case"], float]]] = {
     "samples_per_frame": ("count", lambda c: float(c.samples_per_frame)),
 }
 
-_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _EXPR = re.compile(
     rf"""^\s*(?P<op>>=|<=|==|!=|>|<)\s*
          (?P<num>{_NUMBER})\s*

@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["DeviceEntry", "Rig", "default_rig_path", "load_rig", "resolve_rig_path", "REPO_ROOT"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DRIVERS = ("sim", "uhd", "soapy")
 
 
 @dataclass(frozen=True)
