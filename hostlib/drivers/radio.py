@@ -51,6 +51,19 @@ def split_stats(case: Any, stats: dict, device: dict) -> Snapshot:
                     host_tx=tx if direction in ("tx", "loopback") else {}, device=dev)
 
 
+def radio_config(case: Any, device: Any, stream_args: dict[str, str], check_pattern_default: bool) -> dict:
+    """The native radio's `configure` request (UhdRadio, SoapyRadio): the case's
+    stream, the rig entry's driver keys (check_pattern, frequency_hz)."""
+    args = getattr(device, "args", {}) or {}
+    cfg = {"direction": case.direction, "channels": int(case.channels), "sample_format": case.sample_format,
+           "rate_sps": float(case.rate_sps), "master_clock_hz": float(case.master_clock_hz),
+           "stream_args": stream_args,
+           "check_pattern": bool(args.get("check_pattern", check_pattern_default))}
+    if "frequency_hz" in args:
+        cfg["frequency_hz"] = float(args["frequency_hz"])
+    return cfg
+
+
 class RadioDriver(Driver):
     """A native radio (nat.UhdRadio / nat.SoapyRadio) driven through one protocol.
 

@@ -15,7 +15,7 @@ from typing import Any
 from .._exceptions import DeviceAbsent, DeviceError, InfrastructureError
 from ..transports import native
 from .base import register_driver
-from .radio import RadioDriver, args_string, rate_checked
+from .radio import RadioDriver, args_string, radio_config, rate_checked
 
 def ensure_plugin_path() -> str | None:
     """Add the build's module directory to SOAPY_SDR_PLUGIN_PATH (for this process and
@@ -89,15 +89,10 @@ class SoapyDriver(RadioDriver):
 
     def configure(self, case: Any) -> None:
         self.case = case
-        args = getattr(self.device, "args", {}) or {}
-        cfg = {"direction": case.direction, "channels": int(case.channels), "sample_format": case.sample_format,
-               "rate_sps": float(case.rate_sps), "master_clock_hz": float(case.master_clock_hz),
-               "stream_args": self.stream_args(case),
-               "check_pattern": bool(args.get("check_pattern", args.get("driver") == "hilrig"))}
-        if "frequency_hz" in args:
-            cfg["frequency_hz"] = float(args["frequency_hz"])
+        # The simulator behind driver=hilrig sends the counter pattern: check it by default.
+        simulated = (getattr(self.device, "args", {}) or {}).get("driver") == "hilrig"
         try:
-            self.configured = self.radio.configure(cfg)
+            self.configured = self.radio.configure(radio_config(case, self.device, self.stream_args(case), simulated))
         except (RuntimeError, ValueError) as exc:
             raise DeviceError(f"SoapySDR device {self._args()!r} refused the configuration: {exc}") from exc
         rate_checked(case, self.configured, f"SoapySDR device {self._args()!r}")

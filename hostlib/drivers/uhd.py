@@ -14,7 +14,7 @@ from typing import Any
 from .._exceptions import DeviceAbsent, DeviceError, InfrastructureError
 from ..transports import native
 from .base import register_driver
-from .radio import RadioDriver, args_string, rate_checked
+from .radio import RadioDriver, args_string, radio_config, rate_checked
 
 
 def uhd_args(device: Any, case: Any | None = None) -> str:
@@ -56,15 +56,8 @@ class UhdDriver(RadioDriver):
         try:
             self.radio = nat.UhdRadio(args)
             self._info = self.radio.info()
-            dev_args = getattr(self.device, "args", {}) or {}
-            cfg = {"direction": case.direction, "channels": int(case.channels),
-                   "sample_format": case.sample_format, "rate_sps": float(case.rate_sps),
-                   "master_clock_hz": float(case.master_clock_hz),
-                   "stream_args": {k: str(v) for k, v in (getattr(case, "stream_args", None) or {}).items()},
-                   "check_pattern": bool(dev_args.get("check_pattern", False))}
-            if "frequency_hz" in dev_args:
-                cfg["frequency_hz"] = float(dev_args["frequency_hz"])
-            self.configured = self.radio.configure(cfg)
+            stream_args = {k: str(v) for k, v in (getattr(case, "stream_args", None) or {}).items()}
+            self.configured = self.radio.configure(radio_config(case, self.device, stream_args, False))
         except RuntimeError as exc:
             raise DeviceError(f"UHD device {args!r}: {exc}") from exc
         rate_checked(case, self.configured, f"UHD device {args!r}")

@@ -83,7 +83,6 @@ def run_case(
 ) -> CaseResult:
     """Run `case` on `rig`. Never raises for a device or threshold problem: the
     verdict says it (ERROR / FAIL / SKIP). Ctrl-C propagates after cleanup."""
-    case = _reference_duration(case)
     started_utc = _utc_now()
     result = CaseResult(
         case=case, rig_name=rig.name, device=case.device, driver="", run_id=run_id,
@@ -93,6 +92,7 @@ def run_case(
     driver = None
     lock = None
     try:
+        case = result.case = _reference_duration(case)  # a bad $HILRIG_REFERENCE_DURATION is this case's ERROR
         device = _check_device(case, rig)
         result.driver = device.driver
         unmet = unmet_requirement(case, device)

@@ -22,7 +22,7 @@ from robot.api import logger
 from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
-from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
+from .._exceptions import ConfigError, HilrigError, InfrastructureError
 from ..results.save import save_result
 from ..results import Evidence, Outbox, html_tables, new_run_id, results_dirs, summary_line
 from ..results.record import CaseResult, iso_utc, utc_now
@@ -192,15 +192,9 @@ class HilrigLibrary:
         case = self.cases[int(index)]
         started = iso_utc(utc_now())
         try:
+            # run_case turns every device, rig and set-up problem into the verdict
+            # itself (SKIP / ERROR); what escapes it is a bug.
             result = engine.run_case(case, self.rig, run_id=self.run_id, progress=self._progress(case))
-        except DeviceAbsent as exc:
-            result = self._failed(case, started, "SKIP", None, str(exc))
-        except InfrastructureError as exc:
-            result = self._failed(case, started, "ERROR", f"infrastructure: {exc}")
-        except DeviceError as exc:
-            result = self._failed(case, started, "ERROR", f"device: {exc}")
-        except HilrigError as exc:
-            result = self._failed(case, started, "ERROR", str(exc))
         except Exception as exc:  # a bug: still leave a trace in the results, then let Robot show it
             self._record(self._failed(case, started, "ERROR", f"internal: {type(exc).__name__}: {exc}"))
             raise

@@ -208,3 +208,11 @@ def test_host_socket_that_cannot_bind_is_an_infrastructure_error_naming_the_case
     assert result.verdict == "ERROR" and result.error_kind == "infrastructure", result.message
     assert case.location in result.message and "192.0.2.1" in result.message
     assert child_pids() == []
+
+
+def test_bad_reference_duration_is_the_case_verdict_not_an_exception(write_case, sim_rig, monkeypatch):
+    monkeypatch.setenv("HILRIG_REFERENCE_DURATION", "ten")
+    [case] = write_case(RX_CASE.format(kind="udp") + "tags: [reference]\n")
+    result = run_case(case, sim_rig, run_id="test")
+    assert result.verdict == "ERROR", result.message
+    assert "HILRIG_REFERENCE_DURATION='ten'" in result.message, result.message
