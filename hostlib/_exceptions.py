@@ -4,13 +4,16 @@
     ├── ConfigError            bad YAML case or rig file (carries every issue found)
     ├── InfrastructureError    the rig cannot run the case: sim binary missing, port in use,
     │   │                      result server down, lock held ...
-    │   └── DeviceAbsent       the rig has no device for the case -> Robot SKIP
+    │   └── DeviceAbsent       the rig has no device that can run the case -> SKIP
+    │       └── DeviceNotAttached  the rig lists the device but it is not there (unplugged,
+    │                              switched off): SKIP, or ERROR (device) when devices are required
     └── DeviceError            the device (or simulator) failed or vanished mid-run
 
 A threshold that a measurement misses is *not* an exception: it is data in the
-verdict (see hostlib.engine.verdict). The CLI and Robot map the classes to exit
-codes and verdicts: ConfigError -> 2, InfrastructureError -> 3, DeviceError -> 4,
-FAIL -> 1, DeviceAbsent -> SKIP.
+verdict (see hostlib.engine.verdict). The engine maps the classes once to the
+closed verdict type (hostlib.results.record.Verdict / ErrorKind), and exit codes
+come from that: ConfigError -> ERROR (config) -> 2, InfrastructureError -> ERROR
+(infrastructure) -> 3, DeviceError -> ERROR (device) -> 4, FAIL -> 1, DeviceAbsent -> SKIP.
 """
 from __future__ import annotations
 
@@ -70,3 +73,7 @@ class DeviceError(HilrigError):
     """The device or simulator failed or vanished while the case ran."""
 
     exit_code = 4
+
+
+class DeviceNotAttached(DeviceAbsent):
+    """The rig file lists the device, but the driver cannot find it on this host."""

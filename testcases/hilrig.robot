@@ -5,8 +5,11 @@ Documentation     hilrig YAML cases.
 ...               it replaces the placeholder test below with the expanded cases.
 ...
 ...               Rig: --variable RIG:<name or path> (or $HILRIG_RIG), default rigs/sim.yaml.
-...               Select: --variable CASE:<glob on test name>  --variable TAG:<glob on a tag>
-...               (--test / --include filter before the cases exist; use these instead).
+...               Select: --variable "CASE:<exact test name, brackets and all, or a * glob>"
+...               --variable "TAG:<tag expression: AND/OR/NOT, globs>"  --variable EXCLUDE:<tag expression>;
+...               Robot's own --exclude works too. For Robot's --test/--include run the YAML parser instead:
+...               robot --parser hostlib.robot.YamlParser testcases/
+...               --variable REQUIRE_DEVICES:true fails a test whose listed device is not attached.
 Library           hostlib.robot.HilrigLibrary
 
 

@@ -11,11 +11,11 @@ import os
 import time
 from typing import Any, Callable
 
-from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
+from .._exceptions import ConfigError, DeviceAbsent, DeviceError, DeviceNotAttached, HilrigError
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
-from ..results.record import CaseResult, iso_utc, utc_now
+from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..rig.lock import DeviceLock
 from ..rig.requires import unmet_requirement
 from ..results.verdict import summary_line
@@ -80,13 +80,17 @@ def run_case(
     *,
     run_id: str,
     progress: Callable[[dict], None] | None = None,
+    require_devices: bool = False,
 ) -> CaseResult:
     """Run `case` on `rig`. Never raises for a device or threshold problem: the
-    verdict says it (ERROR / FAIL / SKIP). Ctrl-C propagates after cleanup."""
+    verdict says it (ERROR / FAIL / SKIP). Ctrl-C propagates after cleanup.
+
+    `require_devices`: a device the rig lists but that is not attached is an
+    ERROR (device) instead of a SKIP (a nightly on an unplugged bench goes red)."""
     started_utc = _utc_now()
     result = CaseResult(
         case=case, rig_name=rig.name, device=case.device, driver="", run_id=run_id,
-        started_utc=started_utc, ended_utc=started_utc, verdict="ERROR", message="",
+        started_utc=started_utc, ended_utc=started_utc, verdict=Verdict.ERROR, message="",
         metrics={}, thresholds=[], series=[], error=None,
     )
     driver = None
@@ -100,21 +104,32 @@ def run_case(
             raise DeviceAbsent(unmet)
         driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
         lock = _lock_for(case, device)
-        driver.open()
+        try:
+            driver.open()
+        except DeviceNotAttached:
+            raise
+        except DeviceAbsent as exc:  # a driver's "not found": the listed device is not attached
+            raise DeviceNotAttached(str(exc)) from exc
         driver.configure(case)
         _stream(case, driver, result, progress)
         judge(case, result)
+    except DeviceNotAttached as exc:
+        if require_devices:
+            result.set_error(ErrorKind.DEVICE, f"required device not attached: {exc}")
+        else:
+            result.verdict, result.message = Verdict.SKIP, str(exc)
+        result.message = summary_line(result)
     except DeviceAbsent as exc:
-        result.verdict, result.error, result.message = "SKIP", None, str(exc)
+        result.verdict, result.error, result.message = Verdict.SKIP, None, str(exc)
         result.message = summary_line(result)
     except DeviceError as exc:
-        result.verdict, result.error = "ERROR", f"device: {exc}"
+        result.set_error(ErrorKind.DEVICE, str(exc))
         result.message = summary_line(result)
-    except InfrastructureError as exc:
-        result.verdict, result.error = "ERROR", f"infrastructure: {exc}"
+    except ConfigError as exc:
+        result.set_error(ErrorKind.CONFIG, str(exc))
         result.message = summary_line(result)
-    except HilrigError as exc:
-        result.verdict, result.error = "ERROR", str(exc)
+    except HilrigError as exc:  # InfrastructureError (and the base class): the rig stopped it
+        result.set_error(ErrorKind.INFRASTRUCTURE, str(exc))
         result.message = summary_line(result)
     finally:
         if driver is not None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..results.record import Verdict
 from ..results.verdict import summary_line
 
 
@@ -13,7 +14,12 @@ def judge(case: Any, result: Any) -> None:
     if case.direction in ("rx", "loopback") and not result.metrics.get("samples_received"):
         # A receiver that saw nothing never passes, thresholds or not.
         failed = True
-    result.verdict = "FAIL" if failed else "PASS"
+    if failed:
+        result.verdict = Verdict.FAIL
+    elif any(t.marginal for t in result.thresholds):
+        result.verdict = Verdict.MARGINAL  # a pass, close to failing: said everywhere, not only here
+    else:
+        result.verdict = Verdict.PASS
     result.message = summary_line(result)
     # Say so when the rig itself was the limit, rather than leaving the loss on the device.
     if result.metrics.get("host_limited"):

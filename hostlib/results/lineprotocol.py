@@ -21,7 +21,7 @@ from typing import Any
 
 from influxdb_client import Point, WritePrecision
 
-from .record import CaseResult, to_datetime, to_ns
+from .record import CaseResult, Verdict, to_datetime, to_ns
 
 CASE_MEASUREMENT = "hilrig_case"
 SERIES_MEASUREMENT = "hilrig_series"
@@ -59,7 +59,7 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     """The `hilrig_case` row of one result, stamped with its end time."""
     p = Point(CASE_MEASUREMENT)
     tags = _common_tags(result)
-    tags["verdict"] = result.verdict
+    tags["verdict"] = Verdict(result.verdict).value  # PASS | MARGINAL | FAIL | ERROR | SKIP
     tags.update(_sweep_tags(result))
     for key, value in tags.items():
         p.tag(key, value)  # empty values are dropped by Point (line protocol forbids them)
@@ -67,7 +67,7 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
         f = _float(value)
         if f is not None:
             p.field(name, f)
-    p.field("passed", 1.0 if result.verdict == "PASS" else 0.0)
+    p.field("passed", 1.0 if Verdict(result.verdict).passed else 0.0)  # MARGINAL is a pass
     # duration_s is the measured window (a metric); wall_s is the whole run incl. set-up.
     wall_s = (to_datetime(result.ended_utc) - to_datetime(result.started_utc)).total_seconds()
     p.field("wall_s", float(wall_s))
@@ -78,7 +78,9 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     p.field("run_id", result.run_id)
     p.field("git_sha", git_sha or "")
     p.field("message", _one_line(result.message))
-    p.field("error", _one_line(result.error))
+    # "<kind>: <text>" for an ERROR, as before the kind became a type (the schema is stable).
+    error = f"{result.kind.value}: {result.error or ''}" if result.kind else result.error
+    p.field("error", _one_line(error))
     p.time(to_ns(result.ended_utc), WritePrecision.NS)
     return p
 
@@ -123,10 +125,14 @@ def run_point(run_id: str, rig_name: str, verdicts: list[str], started_utc, ende
     p = Point(RUN_MEASUREMENT)
     if rig_name:
         p.tag("rig", rig_name)
+    verdicts = [Verdict(v) for v in verdicts]
+    passed = sum(v.passed for v in verdicts)
     p.field("cases", float(len(verdicts)))
-    for verdict, name in (("PASS", "passed"), ("FAIL", "failed"), ("SKIP", "skipped"), ("ERROR", "errors")):
+    p.field("passed", float(passed))  # PASS and MARGINAL: both are passes
+    p.field("marginal", float(verdicts.count(Verdict.MARGINAL)))
+    for verdict, name in ((Verdict.FAIL, "failed"), (Verdict.SKIP, "skipped"), (Verdict.ERROR, "errors")):
         p.field(name, float(verdicts.count(verdict)))
-    p.field("pass_ratio", verdicts.count("PASS") / len(verdicts) if verdicts else 0.0)
+    p.field("pass_ratio", passed / len(verdicts) if verdicts else 0.0)
     p.field("wall_s", float((to_datetime(ended_utc) - to_datetime(started_utc)).total_seconds()))
     p.field("run_id", run_id)
     p.field("git_sha", git_sha or "")

@@ -8,16 +8,72 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import enum
 import math
 import secrets
 from pathlib import PurePath
 from typing import Any
 
-VERDICTS = ("PASS", "FAIL", "SKIP", "ERROR")
+class ErrorKind(enum.StrEnum):
+    """Why a case could not be measured (an ERROR verdict); each kind has its exit code."""
 
-# CaseResult.error is "<kind>: <text>" for the error classes that the Robot
-# library and the CLI must tell apart from a threshold FAIL.
-ERROR_KINDS = ("infrastructure", "device")
+    INFRASTRUCTURE = "infrastructure"  # the rig stopped the run: sim binary, port, lock, disk, server
+    DEVICE = "device"                  # the device (or simulator) failed, vanished or is required but absent
+    CONFIG = "config"                  # the case or its environment is wrong (nothing was streamed)
+
+    @property
+    def exit_code(self) -> int:
+        return {ErrorKind.CONFIG: 2, ErrorKind.INFRASTRUCTURE: 3, ErrorKind.DEVICE: 4}[self]
+
+
+class Verdict(enum.StrEnum):
+    """The closed set of outcomes of one case (or sweep point).
+
+    A StrEnum, so it is written as its value wherever results are text (the outbox
+    `verdict` tag, evidence JSON, Robot tags); nothing parses it back but Verdict(value).
+    MARGINAL is a pass whose measurement met a threshold's limit but not its marginal band.
+    """
+
+    PASS = "PASS"
+    MARGINAL = "MARGINAL"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+    SKIP = "SKIP"
+
+    @property
+    def passed(self) -> bool:
+        return self in (Verdict.PASS, Verdict.MARGINAL)
+
+    @property
+    def executed(self) -> bool:
+        """The case was measured (or tried to be): everything but SKIP."""
+        return self is not Verdict.SKIP
+
+    @property
+    def label(self) -> str:
+        """How people read it: 'PASS (marginal)' for MARGINAL."""
+        return "PASS (marginal)" if self is Verdict.MARGINAL else self.value
+
+    @property
+    def tag(self) -> str:
+        """The Robot tag / pytest marker: verdict:pass, verdict:marginal, verdict:error ..."""
+        return f"verdict:{self.value.lower()}"
+
+
+# Exit codes of a run (hilrig run, the pytest plugin's session status; README "Exit codes").
+EXIT_PASS = 0
+EXIT_FAIL = 1
+EXIT_NOTHING_TESTED = 5   # no case selected, or every selected case SKIPped
+EXIT_INTERRUPTED = 130
+
+
+def exit_code(verdict: Verdict, error_kind: ErrorKind | None = None) -> int:
+    """0 PASS/MARGINAL/SKIP, 1 FAIL, ERROR by kind: 2 config, 3 infrastructure, 4 device."""
+    if verdict is Verdict.FAIL:
+        return EXIT_FAIL
+    if verdict is Verdict.ERROR:
+        return (error_kind or ErrorKind.INFRASTRUCTURE).exit_code
+    return EXIT_PASS
 
 
 @dataclasses.dataclass
@@ -31,24 +87,38 @@ class CaseResult:
     run_id: str
     started_utc: str | _dt.datetime  # ISO 8601 with offset, or an aware datetime
     ended_utc: str | _dt.datetime
-    verdict: str  # PASS | FAIL | SKIP | ERROR
+    verdict: Verdict
     message: str = ""  # one line
     metrics: dict[str, float] = dataclasses.field(default_factory=dict)
     thresholds: list[Any] = dataclasses.field(default_factory=list)  # ThresholdResult
     series: list[dict] = dataclasses.field(default_factory=list)  # one row a second: t_s + metrics
-    error: str | None = None  # "infrastructure: ...", "device: ..." or other error text
+    error: str | None = None  # what went wrong (ERROR), without its kind
+    error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
+
+    def __post_init__(self) -> None:
+        # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
+        self.verdict = Verdict(self.verdict)
+        if self.error_kind is not None:
+            self.error_kind = ErrorKind(self.error_kind)
+
+    def set_error(self, kind: ErrorKind, text: str) -> None:
+        self.verdict, self.error_kind, self.error = Verdict.ERROR, ErrorKind(kind), text
 
     @property
-    def error_kind(self) -> str | None:
-        """'infrastructure' | 'device' | 'other' for an ERROR verdict, else None."""
-        if self.verdict != "ERROR":
+    def kind(self) -> ErrorKind | None:
+        """The error kind of an ERROR verdict (infrastructure when none was given), else None."""
+        if self.verdict is not Verdict.ERROR:
             return None
-        head = (self.error or "").split(":", 1)[0].strip()
-        return head if head in ERROR_KINDS else "other"
+        return self.error_kind or ErrorKind.INFRASTRUCTURE
 
     @property
     def passed(self) -> bool:
-        return self.verdict == "PASS"
+        return self.verdict.passed
+
+    @property
+    def exit_code(self) -> int:
+        return exit_code(self.verdict, self.kind)
+
 
     def to_dict(self) -> dict:
         """A JSON-ready dict (NaN/inf become None, so the JSON stays standard)."""
@@ -61,10 +131,10 @@ class CaseResult:
             "run_id": self.run_id,
             "started_utc": iso_utc(self.started_utc),
             "ended_utc": iso_utc(self.ended_utc),
-            "verdict": self.verdict,
+            "verdict": self.verdict.value,
             "message": self.message,
             "error": self.error,
-            "error_kind": self.error_kind,
+            "error_kind": self.kind.value if self.kind else None,
             "metrics": jsonable(self.metrics),
             "thresholds": [threshold_to_dict(t) for t in self.thresholds],
             "series": jsonable(self.series),

@@ -15,9 +15,10 @@ from rich.text import Text
 
 from ..metrics import lookup_metric
 from ..units import format_quantity
-from .record import CaseResult
+from .record import CaseResult, Verdict
 
-_STYLE = {"PASS": "bold green", "FAIL": "bold red", "SKIP": "bold yellow", "ERROR": "bold magenta"}
+_STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verdict.FAIL: "bold red",
+          Verdict.SKIP: "bold yellow", Verdict.ERROR: "bold magenta"}
 
 
 def _finite(v: Any) -> bool:
@@ -75,25 +76,22 @@ def _head(result: CaseResult) -> str:
 
 def summary_line(result: CaseResult) -> str:
     """One line: verdict, what ran, what was measured (or why nothing was)."""
-    head = f"{result.verdict} {_head(result)}"
-    if result.verdict == "SKIP":
+    verdict = Verdict(result.verdict)
+    head = f"{verdict.label} {_head(result)}"
+    if verdict is Verdict.SKIP:
         reason = _one_line(result.message or result.error)
         # The engine stores the summary as the message; summarising it again must not
         # repeat "SKIP rx udp ...:" in front of it.
         return reason if reason.startswith(head + ":") else f"{head}: {reason}"
-    if result.verdict == "ERROR":
-        kind = result.error_kind
+    if verdict is Verdict.ERROR:
         text = result.error or result.message or "unknown error"
-        if kind in ("infrastructure", "device") and text.startswith(kind + ":"):
-            text = text[len(kind) + 1:].strip()
-        label = f"ERROR ({kind})" if kind != "other" else "ERROR"
-        return f"{label} {_head(result)}: {_one_line(text)}"
+        return f"ERROR ({result.kind.value}) {_head(result)}: {_one_line(text)}"
     m = result.metrics
-    if result.verdict == "PASS" and not _limits_delivery(result):
+    if verdict.passed and not _limits_delivery(result):
         # A measuring case (e.g. the reference sweeps) passes on integrity alone, or on
         # nothing; say so, so that "PASS ... 52% ... missing" never reads as a clean stream.
         what = "integrity only, rate and loss measured" if result.thresholds else "no thresholds, measured only"
-        head = f"PASS ({what}) {_head(result)}"
+        head = f"{verdict.label} ({what}) {_head(result)}"
     parts = []
     thr, ratio = m.get("throughput_sps"), m.get("throughput_ratio")
     parts.append(_rate(thr, 2) + (f" ({ratio * 100:.1f}%)" if _finite(ratio) else ""))
@@ -106,6 +104,12 @@ def summary_line(result: CaseResult) -> str:
         parts.append(f"p99 {m['latency_p99_s'] * 1e3:.2f} ms")
     line = f"{head}: {', '.join(parts)}"
     failed = [t for t in result.thresholds if not getattr(t, "passed", True)]
+    marginal = [t for t in result.thresholds if getattr(t, "passed", False) and getattr(t, "marginal", False)]
+    if marginal:
+        line += "; marginal: " + "; ".join(
+            f"{threshold_label(t)} (measured {format_metric(getattr(t, 'metric', ''), getattr(t, 'measured', None))})"
+            for t in marginal
+        )
     if failed:
         line += "; failed: " + "; ".join(
             f"{threshold_label(t)} (measured {format_metric(getattr(t, 'metric', ''), getattr(t, 'measured', None))})"
@@ -166,8 +170,9 @@ def render_verdict(result: CaseResult) -> Group:
                           ("margin", "right"), ("result", "left")):
         table.add_column(name, justify=justify)
     for text, measured, limit, margin, status in threshold_rows(result):
-        table.add_row(text, measured, limit, margin, Text(status, style=_STYLE["PASS" if status.startswith("PASS") else "FAIL"]))
-    summary = Text(message_line(result), style=_STYLE.get(result.verdict, ""))
+        style = _STYLE[Verdict.FAIL if status == "FAIL" else Verdict.MARGINAL if "marginal" in status else Verdict.PASS]
+        table.add_row(text, measured, limit, margin, Text(status, style=style))
+    summary = Text(message_line(result), style=_STYLE[Verdict(result.verdict)])
     return Group(table, summary) if result.thresholds else Group(summary)
 
 

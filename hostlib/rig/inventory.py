@@ -60,6 +60,7 @@ class Rig:
     devices: dict[str, DeviceEntry]
     results: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    require_devices: bool = False       # a listed device that is not attached fails the case (hardware rigs)
 
     def device(self, alias: str) -> DeviceEntry | None:
         return self.devices.get(alias)
@@ -139,11 +140,15 @@ class _RigModel(BaseModel):
     description: str = ""
     devices: dict[NonEmpty, _DeviceModel] = Field(min_length=1)
     results: _ResultsModel = Field(default_factory=_ResultsModel)
+    # true on a hardware bench: a listed device that is not attached is an ERROR (device), not a SKIP
+    require_devices: Annotated[bool, Field(strict=True)] = False
 
 
 def load_rig(path: str | Path) -> Rig:
     """Parse and validate a rig file; ConfigError listing every issue (with lines) if it is wrong."""
     file = str(path)
+    if not Path(path).exists():
+        raise ConfigError(ConfigIssue(file, None, "", f"no such rig file; {_known_rigs_hint()}"))
     src, issues = load_yaml(path)
     if src is None:
         raise ConfigError(issues)
@@ -171,7 +176,14 @@ def load_rig(path: str | Path) -> Rig:
         del results["evidence"]
     if results["influxdb"] is not None:
         results["influxdb"]["line"] = line_of(tree, ("results", "influxdb"))  # for use-time errors
-    return Rig(name=m.name, file=file, devices=devices, results=results, description=m.description)
+    return Rig(name=m.name, file=file, devices=devices, results=results, description=m.description,
+               require_devices=m.require_devices)
+
+
+def _known_rigs_hint() -> str:
+    names = sorted(p.stem for p in (REPO_ROOT / "rigs").glob("*.yaml"))
+    return (f"rigs by name: {', '.join(names)} (rigs/<name>.yaml), or give a path" if names
+            else "give the path of a rig file")
 
 
 def _inline_secret_issues(file: str, tree: CommentedMap) -> list[ConfigIssue]:

@@ -1,3 +1,3 @@
-from .library import HilrigLibrary, resolve_rig_path
+from .library import HilrigLibrary, YamlParser, resolve_rig_path
 
-__all__ = ["HilrigLibrary", "resolve_rig_path"]
+__all__ = ["HilrigLibrary", "YamlParser", "resolve_rig_path"]

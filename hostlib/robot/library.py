@@ -1,20 +1,30 @@
-"""HilrigLibrary: the Robot Framework face of hilrig (a keyword library and a listener v3).
+"""HilrigLibrary: the Robot Framework face of hilrig (a keyword library and a listener v3),
+thin over hostlib.session.RunSession.
 
-Robot reads no YAML, and name/tag filtering (--test, --include) happens before
-listeners run. So the thin suite testcases/hilrig.robot holds one placeholder
-test tagged `hilrig:placeholder`; in `start_suite` this library replaces it with
-one test per YAML case and sweep point found under the suite file's directory,
-each calling `Run Hilrig Case`. Selection works through variables applied
-during that expansion:
+Two ways the YAML cases become Robot tests, one test per case and sweep point:
 
-    robot --variable RIG:sim --variable CASE:'RX*udp*' --variable TAG:smoke testcases/
+* `robot testcases/` (no options): the thin suite testcases/hilrig.robot holds one
+  placeholder test; when the run starts this listener replaces it with the cases
+  found under the suite file's directory. Robot filters `--test/--include` before
+  listeners run, so select with variables, which use hostlib.selection:
+      --variable "CASE:<exact name, brackets and all, or a * glob>"
+      --variable "TAG:<tag expression>"   (AND / OR / NOT, globs; INCLUDE is the same)
+      --variable "EXCLUDE:<tag expression>"
+  Robot's own `--exclude` is applied here too (from ${OPTIONS}).
+* `robot --parser hostlib.robot.YamlParser DIR/` (a lab's own folder of YAML, no
+  .robot file needed): every YAML file is a suite whose tests exist before Robot
+  filters, so Robot's own `--test/--include/--exclude` apply as usual.
 
-RIG: a rig name (rigs/<name>.yaml) or a path; else $HILRIG_RIG; else the default rig.
-CASE: a glob on the test name (case-insensitive). TAG: a glob on any tag.
+RIG: a rig name (rigs/<name>.yaml) or a path; else $HILRIG_RIG; else rigs/sim.yaml.
+REQUIRE_DEVICES:true: a device the rig lists but that is not attached fails the test
+(ERROR (device)); the rig file's `require_devices: true` does the same.
+
+Every test gets a `verdict:<pass|marginal|fail|error|skip>` tag (report.html counts
+them per tag) and `error:<kind>` on an ERROR. A run in which no case executed ends
+with a failing test "Nothing Was Tested".
 """
 from __future__ import annotations
 
-import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +32,20 @@ from robot.api import logger
 from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
-from .._exceptions import ConfigError, HilrigError, InfrastructureError
-from ..results.save import save_result
-from ..results import Evidence, Outbox, html_tables, new_run_id, results_dirs, summary_line
-from ..results.record import CaseResult, iso_utc, utc_now
+from .._exceptions import ConfigError, HilrigError
+from ..results import html_tables
+from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
+from ..selection import Selection, case_tags
 
 PLACEHOLDER_TAG = "hilrig:placeholder"
+RUN_KEYWORD = "Run Hilrig Case"
+NOTHING_TESTED = "Nothing Was Tested"
+
+# Cases behind the generated tests, by index (the keyword's argument); the YAML
+# parser fills it while Robot builds the suites, the listener while it expands.
+CASES: list[Any] = []
+LOAD_ERRORS: list[str] = []
 
 
 def resolve_rig_path(value: str | None) -> Path:
@@ -38,23 +55,45 @@ def resolve_rig_path(value: str | None) -> Path:
     return Path(default_rig_path((value or "").strip() or None))
 
 
-def _variable(name: str) -> str:
+def _variable(name: str, default: Any = "") -> Any:
     value = BuiltIn().get_variable_value("${%s}" % name)
-    return "" if value is None else str(value)
+    return default if value is None else value
 
 
-def _matches(pattern: str, *texts: str) -> bool:
-    pattern = pattern.lower()
-    return any(fnmatch.fnmatchcase(t.lower(), pattern) for t in texts)
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def case_tags(case: Any) -> list[str]:
-    return [
-        f"device:{case.device}",
-        f"transport:{case.transport.kind}",
-        f"direction:{case.direction}",
-        *[str(t) for t in (case.tags or ())],
-    ]
+def add_case_test(suite, case: Any):
+    """One test calling `Run Hilrig Case <index>`, named and tagged like the case."""
+    CASES.append(case)
+    test = suite.tests.create(name=case.test_name, tags=case_tags(case), lineno=case.source_line,
+                              metadata={"source": f"{case.source_file}:{case.source_line}"})
+    test.body.create_keyword(name=RUN_KEYWORD, args=[str(len(CASES) - 1)])
+    return test
+
+
+def add_load_error_test(suite, text: str, where: str):
+    """A broken case or rig file fails loudly with its file:line text, never an empty green suite."""
+    LOAD_ERRORS.append(text)
+    test = suite.tests.create(name="Load hilrig cases", tags=["hilrig:load-error"],
+                              doc=f"Loading the cases under {where} failed.")
+    test.body.create_keyword(name="Report Hilrig Load Error", args=[str(len(LOAD_ERRORS) - 1)])
+    return test
+
+
+def _case_of(test) -> Any | None:
+    for step in test.body:
+        if getattr(step, "name", None) == RUN_KEYWORD and step.args:
+            return CASES[int(step.args[0])]
+    return None
+
+
+def _execution_order(suite):
+    """Tests in the order Robot runs them: child suites first, then the suite's own tests."""
+    for child in suite.suites:
+        yield from _execution_order(child)
+    yield from suite.tests
 
 
 class HilrigLibrary:
@@ -66,187 +105,161 @@ class HilrigLibrary:
 
     def __init__(self) -> None:
         self.ROBOT_LIBRARY_LISTENER = self
-        self.cases: list[Any] = []
-        self.rig: Any = None
-        self.rig_path: Path | None = None
-        self.run_id: str | None = None
-        self.outbox: Outbox | None = None
-        self.outbox_file: Path | None = None
-        self.evidence: Evidence | None = None
-        self.run_lock = None          # flock on the run's outbox file: not shipped while we write it
-        self.run_started: str | None = None
-        self.verdicts: list[str] = []
-        self._load_errors: list[str] = []
-        self._expanded: set[str] = set()  # suite ids this library expanded
+        self.session = None               # hostlib.session.RunSession, opened when the run starts
+        self._prepared = False
+        self._last_test_id: str | None = None
+        self._last_suite_id: str | None = None
+        self._selection = Selection()
 
     # ---------------------------------------------------------------- listener v3
 
     def start_suite(self, data, result) -> None:
-        placeholders = [t for t in data.tests if PLACEHOLDER_TAG in t.tags]
-        if not placeholders:
+        if self._prepared:
             return
-        self._expanded.add(data.id)
-        keep = [t for t in data.tests if PLACEHOLDER_TAG not in t.tags]
-        where = list(data.tests).index(placeholders[0])
-        suite_dir = Path(data.source).parent if data.source else Path.cwd()
+        self._prepared = True  # the whole run is prepared once, at the first suite that imports us
+        root = data
+        while root.parent is not None:
+            root = root.parent
         try:
-            generated = self._expand(data, suite_dir)
+            self._prepare(root)
         except (HilrigError, ImportError) as exc:
-            # A broken case or rig file fails the suite loudly with the file:line text,
-            # rather than leaving an empty (and green) suite.
-            self._load_errors.append(str(exc))
-            index = len(self._load_errors) - 1
-            test = data.tests.create(name="Load hilrig cases", tags=["hilrig:load-error"],
-                                     doc=f"Loading the cases under {suite_dir} failed.")
-            test.body.create_keyword(name="Report Hilrig Load Error", args=[str(index)])
-            generated = [test]
-        data.tests = keep[:where] + generated + keep[where:]
+            add_load_error_test(data, str(exc), str(data.source or Path.cwd()))
+            return
+        hilrig_tests = [t for t in _execution_order(root) if _case_of(t) is not None]
+        if not hilrig_tests:
+            test = data.tests.create(name=NOTHING_TESTED, tags=["hilrig:run-check"])
+            test.body.create_keyword(name="Fail", args=[f"nothing was tested: no case selected by "
+                                                        f"{self._selection.describe()}"])
+            return
+        self._last_test_id = hilrig_tests[-1].id
+        self._last_suite_id = hilrig_tests[-1].parent.id
+        self.session.selected = len(hilrig_tests)
+        logger.console(f"hilrig: run {self.session.run_id}, rig {self.session.rig_path}, "
+                       f"{len(hilrig_tests)} case(s), selection: {self._selection.describe()}"
+                       + (", devices required" if self.session.require_devices else ""))
 
-    def _expand(self, data, suite_dir: Path) -> list:
+    def _prepare(self, root) -> None:
+        """Expand placeholders, apply the variable and ${OPTIONS} selection everywhere, open the run."""
+        from ..session import RunSession
+
+        options = _variable("OPTIONS", None)
+        include = [str(_variable("TAG")), str(_variable("INCLUDE"))]
+        exclude = [str(_variable("EXCLUDE")), *([str(t) for t in options.exclude] if options else [])]
+        self._selection = Selection.of(names=str(_variable("CASE")), include=include, exclude=exclude)
+        self.session = RunSession(resolve_rig_path(str(_variable("RIG"))),
+                                  require_devices=_truthy(_variable("REQUIRE_DEVICES", "false")),
+                                  say=logger.console)
+        # Tests the YAML parser made already exist: then a placeholder suite stands down.
+        parsed = any(_case_of(t) is not None for t in _execution_order(root))
+        for suite in list(_suites(root)):
+            self._prepare_suite(suite, parsed)
+        self.session.open()
+
+    def _prepare_suite(self, suite, parsed: bool) -> None:
         from ..dsl import load_cases
-        from ..rig import load_rig
 
-        self.rig_path = resolve_rig_path(_variable("RIG"))
-        self.rig = load_rig(self.rig_path)
-        cases = load_cases([suite_dir])
-        case_glob, tag_glob = _variable("CASE").strip(), _variable("TAG").strip()
-        selected = [
-            c for c in cases
-            if (not case_glob or _matches(case_glob, c.test_name))
-            and (not tag_glob or _matches(tag_glob, *case_tags(c)))
-        ]
-        if not selected:
-            raise ConfigError(f"{len(cases)} cases under {suite_dir}, none selected by "
-                              f"CASE={case_glob or '*'} TAG={tag_glob or '*'}")
-        if self.run_id is None:
-            self.run_id = new_run_id()
-            outbox_dir, evidence_dir = results_dirs(self.rig)
-            self.outbox = Outbox(outbox_dir)
-            self.outbox_file = self.outbox.file_for(self.run_id)
-            self.run_lock = self.outbox.hold(self.run_id)
-            self.run_started = iso_utc(utc_now())
-            self.evidence = Evidence(evidence_dir, self.run_id, rig_path=self.rig_path,
-                                     rig_name=getattr(self.rig, "name", None))
-        logger.console(f"hilrig: run {self.run_id}, rig {self.rig_path}, {len(selected)} of {len(cases)} cases")
-        tests = []
-        for case in selected:
-            index = len(self.cases)
-            self.cases.append(case)
-            test = data.tests.create(
-                name=case.test_name,
-                tags=case_tags(case),
-                metadata={"source": f"{case.source_file}:{case.source_line}"},
-                lineno=case.source_line,
-            )
-            test.body.create_keyword(name="Run Hilrig Case", args=[str(index)])
-            tests.append(test)
-        return tests
+        tests = list(suite.tests)
+        if any(PLACEHOLDER_TAG in t.tags for t in tests):
+            keep = [t for t in tests if PLACEHOLDER_TAG not in t.tags]
+            suite.tests = keep
+            if parsed:
+                return  # the YAML parser made the tests already; the placeholder stands down
+            suite_dir = Path(suite.source).parent if suite.source else Path.cwd()
+            try:
+                for case in self._selection.apply(load_cases([suite_dir])):
+                    add_case_test(suite, case)
+            except HilrigError as exc:
+                add_load_error_test(suite, str(exc), str(suite_dir))
+            return
+        chosen = [t for t in tests if _case_of(t) is None or self._selection.matches(_case_of(t))]
+        if len(chosen) != len(tests):
+            suite.tests = chosen
+
+    def end_test(self, data, result) -> None:
+        if data.id != self._last_test_id or self.session is None:
+            return
+        if self.session.nothing_tested:
+            test = data.parent.tests.create(name=NOTHING_TESTED, tags=["hilrig:run-check"])
+            test.body.create_keyword(name="Fail", args=[self.session.nothing_tested_reason()])
 
     def end_suite(self, data, result) -> None:
-        if data.id not in self._expanded:
+        if data.id != self._last_suite_id or self.session is None:
             return
-        if self.evidence is not None and self.evidence.doc["cases"]:
-            path = self.evidence.finish()
-            result.metadata["hilrig evidence"] = str(path)
-            result.metadata["hilrig outbox"] = str(self.outbox_file)
-            logger.console(f"hilrig results: outbox {self.outbox_file}\n"
-                           f"                evidence {path}")
-        self._finish_run()
-
-    def _finish_run(self) -> None:
-        """Close the run: its hilrig_run summary row, release the file, ship the outbox.
-        Shipping problems are printed, never raised: the verdicts are already final."""
-        if self.outbox is None or self.run_lock is None:
-            return
-        from ..results.influx import ship_after_run
-
-        try:
-            if self.verdicts:
-                self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "", self.verdicts,
-                                               self.run_started, iso_utc(utc_now()))
-        except InfrastructureError as exc:
-            logger.console(f"hilrig results: {exc}")
-        finally:
-            self.run_lock.release()
-            self.run_lock = None
-        for line in ship_after_run(self.rig, self.outbox.path):
-            logger.console(line)
+        session, self.session = self.session, None
+        session.__exit__(None, None, None)  # evidence, run row, release, ship (printed by `say`)
+        if session.results:
+            result.metadata["hilrig evidence"] = str(session.evidence.path)
+            result.metadata["hilrig outbox"] = str(session.outbox.file_for(session.run_id))
+        logger.console(f"hilrig: {session.tally()}\nhilrig results: {session.result_paths()}")
 
     # ---------------------------------------------------------------- keywords
 
     @keyword("Report Hilrig Load Error")
     def report_load_error(self, index: str) -> None:
         """Fails with the error that stopped the cases from loading."""
-        raise AssertionError(self._load_errors[int(index)])
+        raise AssertionError(LOAD_ERRORS[int(index)])
 
-    @keyword("Run Hilrig Case")
+    @keyword(RUN_KEYWORD)
     def run_hilrig_case(self, index: str) -> None:
         """Runs the expanded case number `index` on the rig; records it in the outbox and evidence.
 
-        PASS passes; a threshold FAIL fails with the one-line summary; a device the
-        rig lacks is SKIPped; an infrastructure or device error fails with a message
-        starting `ERROR (infrastructure)` / `ERROR (device)` and tag `error:<kind>`.
+        PASS passes; PASS (marginal) passes with tag `verdict:marginal`; a threshold FAIL
+        fails with the one-line summary; a device the rig lacks is SKIPped; an ERROR fails
+        with a message starting `ERROR (<kind>)` and tags `verdict:error`, `error:<kind>`.
         """
-        from .. import engine
-
-        case = self.cases[int(index)]
-        started = iso_utc(utc_now())
-        try:
-            # run_case turns every device, rig and set-up problem into the verdict
-            # itself (SKIP / ERROR); what escapes it is a bug.
-            result = engine.run_case(case, self.rig, run_id=self.run_id, progress=self._progress(case))
-        except Exception as exc:  # a bug: still leave a trace in the results, then let Robot show it
-            self._record(self._failed(case, started, "ERROR", f"internal: {type(exc).__name__}: {exc}"))
-            raise
-        try:
-            self._record(result)
-        except InfrastructureError as exc:
-            BuiltIn().set_tags("error:infrastructure")
-            raise AssertionError(f"ERROR (infrastructure) {exc}") from exc
+        if self.session is None:
+            raise AssertionError("the hilrig run is not open (was the library imported as a listener?)")
+        result = self.session.run(CASES[int(index)])
         self._report(result)
 
     # ---------------------------------------------------------------- helpers
 
-    def _failed(self, case: Any, started: str, verdict: str, error: str | None, message: str = "") -> CaseResult:
-        device = (getattr(self.rig, "devices", None) or {}).get(case.device)
-        result = CaseResult(
-            case=case, rig_name=getattr(self.rig, "name", "") or "", device=case.device,
-            driver=getattr(device, "driver", "") or "", run_id=self.run_id or "", started_utc=started,
-            ended_utc=iso_utc(utc_now()), verdict=verdict, message=message, error=error,
-        )
-        result.message = summary_line(result)  # the reason (message) becomes the one-line summary
-        return result
-
-    def _record(self, result: CaseResult) -> None:
-        self.verdicts.append(result.verdict)
-        save_result(result, outbox=self.outbox, evidence=self.evidence)
-
-    def _progress(self, case: Any):
-        name = case.test_name if len(case.test_name) <= 40 else case.test_name[:37] + "..."
-
-        def progress(row: dict) -> None:
-            parts = [f"{name} t={row.get('t_s', 0):.0f}s"]
-            for key, label in (("throughput_sps", ""), ("missing_frames", "miss "), ("overruns", "O "),
-                               ("underruns", "U ")):
-                if key in row:
-                    parts.append(label + format_metric(key, row[key]))
-            logger.console("  " + "  ".join(parts))
-
-        return progress
-
     def _report(self, result: CaseResult) -> None:
         builtin = BuiltIn()
-        builtin.set_test_metadata("verdict", result.verdict)
+        verdict = result.verdict
+        builtin.set_test_metadata("verdict", verdict.label)
         builtin.set_test_metadata("run_id", result.run_id)
         for name, value in result.metrics.items():
             builtin.set_test_metadata(name, format_metric(name, value))
         logger.info(html_tables(result), html=True)
         summary = message_line(result)
         builtin.set_test_message(summary)
-        if result.verdict == "PASS":
+        tags = [verdict.tag] + ([f"error:{result.kind.value}"] if result.kind else [])
+        builtin.set_tags(*tags)
+        if verdict.passed:
             return
-        if result.verdict == "SKIP":
+        if verdict is Verdict.SKIP:
             builtin.skip(summary)
-        if result.verdict == "ERROR":
-            builtin.set_tags(f"error:{result.error_kind}")
         raise AssertionError(summary)
+
+
+def _suites(root):
+    yield root
+    for child in root.suites:
+        yield from _suites(child)
+
+
+class YamlParser:
+    """Robot parser for a folder of hilrig YAML cases: `robot --parser hostlib.robot.YamlParser DIR/`.
+
+    Each YAML file becomes a suite with one test per case and sweep point, built
+    before Robot filters, so `--test`, `--include` and `--exclude` work as for any
+    Robot test. The tests use HilrigLibrary, which runs them through the run session.
+    """
+
+    extension = ("yaml", "yml")
+
+    def parse(self, source: Path, defaults) -> Any:
+        from robot.running import TestSuite
+
+        from ..dsl.loader import load_file
+
+        suite = TestSuite(name=TestSuite.name_from_source(source, (".yaml", ".yml")), source=source)
+        suite.resource.imports.library("hostlib.robot.HilrigLibrary")
+        cases, issues = load_file(source)
+        if issues:
+            add_load_error_test(suite, str(ConfigError(issues)), str(source))
+            return suite
+        for case in cases:
+            add_case_test(suite, case)
+        return suite

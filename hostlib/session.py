@@ -1,0 +1,200 @@
+"""One run of hilrig: the object every front-end (CLI, Robot, pytest) drives.
+
+    with RunSession(rig="sim", require_devices=False, say=print) as run:
+        for case in run.select(load_cases(["testcases/"]), Selection.of(exclude="reference")):
+            result = run.run(case, progress=...)    # engine -> outbox + evidence, at once
+    run.exit_code                                  # from the verdicts (README "Exit codes")
+
+Opening a run takes a run id, holds the run's outbox file (the shipper leaves it
+alone until the run ends) and starts the evidence file. Every case result is on
+disk before `run()` returns, so a killed run loses nothing it measured. Leaving
+the `with` block stamps the evidence, appends the `hilrig_run` summary row,
+releases the outbox file and, unless the run was interrupted, ships the outbox
+(shipping never changes a verdict).
+
+Trust: a run that executed nothing (no case selected, or every case SKIPped) has
+`nothing_tested` set and exit code 5; with `require_devices` (the option, or the
+rig file's `require_devices: true`) a device the rig lists but that is not
+attached is an ERROR (device), not a SKIP.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ._exceptions import InfrastructureError
+from .results import Evidence, Outbox, new_run_id, results_dirs
+from .results.record import (EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now)
+from .results.save import save_result
+from .results.verdict import summary_line
+from .selection import Selection
+
+__all__ = ["RunSession"]
+
+TALLY_ORDER = (Verdict.PASS, Verdict.MARGINAL, Verdict.FAIL, Verdict.ERROR, Verdict.SKIP)
+
+
+class RunSession:
+    """A run on one rig: open, run and record cases, finish, ship, summarise."""
+
+    def __init__(self, rig: Any = None, *, require_devices: bool | None = None,
+                 outbox_dir: str | Path | None = None, say: Callable[[str], None] | None = None):
+        """`rig`: a loaded Rig, a rig name or path, or None for $HILRIG_RIG / rigs/sim.yaml.
+        `require_devices`: None takes the rig file's `require_devices`; True/False overrides
+        it only upwards (a rig that requires devices cannot be relaxed from the command line).
+        `say`: where the session's own lines go (the front-end's console)."""
+        from .rig import default_rig_path, load_rig
+
+        if rig is None or isinstance(rig, (str, Path)):
+            self.rig_path: Path | None = default_rig_path(rig)
+            self.rig = load_rig(self.rig_path)
+        else:
+            self.rig = rig
+            self.rig_path = Path(rig.file) if getattr(rig, "file", None) else None
+        self.require_devices = bool(require_devices) or bool(getattr(self.rig, "require_devices", False))
+        self._outbox_dir = outbox_dir
+        self.say = say or (lambda line: None)
+        self.run_id: str | None = None
+        self.outbox: Outbox | None = None
+        self.evidence: Evidence | None = None
+        self.results: list[CaseResult] = []
+        self.selected = 0            # cases the front-end selected (0 = nothing to test)
+        self.started_utc: str | None = None
+        self._t0 = 0.0
+        self.wall_s = 0.0
+        self._lock = None
+        self._finished = False
+
+    # ------------------------------------------------------------------ life cycle
+
+    def open(self) -> "RunSession":
+        if self.run_id is not None:
+            return self
+        outbox_dir, evidence_dir = results_dirs(self.rig)
+        self.outbox = Outbox(self._outbox_dir or outbox_dir)
+        self.run_id = new_run_id()
+        self._lock = self.outbox.hold(self.run_id)  # not shipped while this run writes it
+        self.started_utc = iso_utc(utc_now())
+        self._t0 = time.monotonic()
+        self.evidence = Evidence(evidence_dir, self.run_id, rig_path=self.rig_path,
+                                 rig_name=getattr(self.rig, "name", None))
+        return self
+
+    def __enter__(self) -> "RunSession":
+        return self.open()
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.finish()
+        # After an interrupt nothing is shipped (no waiting on a server); the next run or
+        # `hilrig results push` does it. The verdicts are final either way.
+        if exc_type is None:
+            for line in self.ship():
+                self.say(line)
+
+    def finish(self) -> None:
+        """Stamp the evidence, append the run row, release the outbox file. Idempotent."""
+        if self._finished or self.run_id is None:
+            return
+        self._finished = True
+        self.wall_s = time.monotonic() - self._t0
+        try:
+            if self.results:
+                self.evidence.finish()
+                self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "",
+                                               [r.verdict for r in self.results], self.started_utc,
+                                               iso_utc(utc_now()))
+        except InfrastructureError as exc:
+            self.say(f"hilrig results: {exc}")
+        finally:
+            self._lock.release()
+
+    def ship(self) -> list[str]:
+        """Ship the outbox if the rig names a server; console lines, never raises."""
+        from .results.influx import ship_after_run
+
+        return ship_after_run(self.rig, self.outbox.path) if self.outbox is not None else []
+
+    # ------------------------------------------------------------------ cases
+
+    def select(self, cases: Sequence[Any], selection: Selection | None = None) -> list[Any]:
+        """The cases of `cases` that `selection` takes; counted as this run's selection."""
+        chosen = (selection or Selection()).apply(cases)
+        self.selected += len(chosen)
+        return chosen
+
+    def run(self, case: Any, progress: Callable[[dict], None] | None = None) -> CaseResult:
+        """Run one case on the rig and record it in the outbox and evidence."""
+        from . import engine  # looked up per call: tests stand in for engine.run_case
+
+        self.open()
+        started = iso_utc(utc_now())
+        try:
+            # run_case turns every device, rig and set-up problem into the verdict itself;
+            # what escapes it is a bug: recorded as an ERROR, then raised for the front-end.
+            result = engine.run_case(case, self.rig, run_id=self.run_id, progress=progress,
+                                     require_devices=self.require_devices)
+        except Exception as exc:
+            self.record(self.error_result(case, started, ErrorKind.INFRASTRUCTURE,
+                                          f"internal: {type(exc).__name__}: {exc}"))
+            raise
+        return self.record(result)
+
+    def record(self, result: CaseResult) -> CaseResult:
+        """Save a result to the outbox and evidence. A result that cannot be saved is an
+        ERROR (infrastructure): a run whose results are lost is not a pass."""
+        self.open()
+        try:
+            save_result(result, outbox=self.outbox, evidence=self.evidence)
+        except InfrastructureError as exc:
+            result.set_error(ErrorKind.INFRASTRUCTURE, f"{exc} (measured: {result.message})")
+            result.message = summary_line(result)
+        self.results.append(result)
+        return result
+
+    def error_result(self, case: Any, started: str, kind: ErrorKind, text: str) -> CaseResult:
+        device = (getattr(self.rig, "devices", None) or {}).get(case.device)
+        result = CaseResult(
+            case=case, rig_name=getattr(self.rig, "name", "") or "", device=case.device,
+            driver=getattr(device, "driver", "") or "", run_id=self.run_id or "", started_utc=started,
+            ended_utc=iso_utc(utc_now()), verdict=Verdict.ERROR, error=text, error_kind=kind,
+        )
+        result.message = summary_line(result)
+        return result
+
+    # ------------------------------------------------------------------ summary
+
+    def counts(self) -> Counter:
+        return Counter(r.verdict for r in self.results)
+
+    @property
+    def nothing_tested(self) -> bool:
+        """No case executed: none selected, or every one SKIPped."""
+        return not any(r.verdict.executed for r in self.results)
+
+    def nothing_tested_reason(self) -> str:
+        if not self.results:
+            return "nothing was tested: no case selected"
+        skips = [r for r in self.results if r.verdict is Verdict.SKIP]
+        first = skips[0].message if skips else ""
+        return (f"nothing was tested: all {len(skips)} selected case(s) SKIPped "
+                f"(first: {first})")
+
+    @property
+    def exit_code(self) -> int:
+        worst = max((r.exit_code for r in self.results), default=0)
+        if worst == 0 and self.nothing_tested:
+            return EXIT_NOTHING_TESTED
+        return worst
+
+    def tally(self) -> str:
+        """'3 PASS, 1 MARGINAL, 0 FAIL, 0 ERROR, 2 SKIP in 12.3 s'."""
+        counts = self.counts()
+        wall = self.wall_s or (time.monotonic() - self._t0 if self._t0 else 0.0)
+        return ", ".join(f"{counts.get(v, 0)} {v.value}" for v in TALLY_ORDER) + f" in {wall:.1f} s"
+
+    def result_paths(self) -> str:
+        if self.run_id is None:
+            return "no results written"
+        return f"{self.outbox.file_for(self.run_id)} (outbox), {self.evidence.path} (evidence)"
