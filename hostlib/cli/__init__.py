@@ -1,11 +1,14 @@
-"""`hilrig` command line: run, validate, sim, results.
+"""`hilrig` command line: run, validate, sim, results, rig, completion.
 
-Exit codes: 0 all PASS/SKIP, 1 a threshold FAILed, 2 config error,
-3 infrastructure error, 4 device error, 130 interrupted.
+Exit codes (from hostlib.results.record.Verdict / ErrorKind; README "Exit codes"):
+0 every case PASS / PASS (marginal) / SKIP with at least one executed, 1 a threshold
+FAILed, 2 config error, 3 infrastructure error, 4 device error, 5 nothing was tested
+(no case selected, or every selected case SKIPped), 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 
@@ -22,17 +25,31 @@ def _interrupt_on_sigterm() -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(prog="hilrig", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"hilrig {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log what hilrig does (-v info, -vv debug) on stderr")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run YAML cases on a rig, with live progress and a verdict table")
     run.add_argument("paths", nargs="+", help="case files or folders")
     run.add_argument("--rig", help="rig file or name (default: $HILRIG_RIG, else rigs/sim.yaml)")
-    run.add_argument("--case", help="run only tests whose name matches this glob")
+    _add_selection(run)
+    run.add_argument("--require-devices", action="store_true",
+                     help="a device the rig lists but that is not attached is an ERROR, not a SKIP")
     run.add_argument("--outbox", help="outbox folder (default: the rig file's results.outbox)")
 
-    val = sub.add_parser("validate", help="check YAML cases; exit 2 on any error")
+    val = sub.add_parser("validate", help="check YAML cases (exit 2 on any error); with --rig also "
+                                          "against a rig, with the estimated run time")
     val.add_argument("paths", nargs="+")
+    val.add_argument("--rig", help="also check the selection against this rig (name or path)")
+    _add_selection(val)
+
+    comp = sub.add_parser("completion", help="print a shell completion script: "
+                                             "eval \"$(hilrig completion bash)\"")
+    comp.add_argument("shell", choices=["bash", "zsh"])
 
     sim = sub.add_parser("sim", help="start the simulator and print what it says about itself")
     sim.add_argument("--binary", help="path of hilrig-sim (default: the built one)")
@@ -44,10 +61,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_selection(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--case", action="append", metavar="NAME",
+                   help="a test name, exact with its [sweep point] brackets, or a glob with * and ? "
+                        "(repeatable)")
+    p.add_argument("-i", "--include", action="append", metavar="TAGS",
+                   help="tag expression as Robot writes it: smoke, transport:*, rxANDudp, "
+                        "'rx OR tx', sweepNOTreference (repeatable: any)")
+    p.add_argument("-e", "--exclude", action="append", metavar="TAGS",
+                   help="leave out cases matching this tag expression (repeatable)")
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verbose:
+        from rich.logging import RichHandler
+
+        from rich.console import Console
+
+        logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO, format="%(message)s",
+                            handlers=[RichHandler(console=Console(stderr=True), show_path=False)])
     _interrupt_on_sigterm()
     try:
+        if args.command == "completion":
+            from .completion import completion_script
+            print(completion_script(parser, args.shell))
+            return 0
         if args.command == "run":
             from .run import run_command
             return run_command(args)
@@ -59,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
             return rig_command(args)
         if args.command == "validate":
             from ..dsl import validate_command
-            return validate_command(args.paths)
+            code = validate_command(args.paths)
+            if code == 0 and (args.rig or args.case or args.include or args.exclude):
+                from .validate import validate_against_rig
+                code = validate_against_rig(args)
+            return code
         if args.command == "sim":
             from ..drivers.sim import SimProcess
             sim = SimProcess(args.binary)

@@ -1,89 +1,100 @@
-"""`hilrig run`: run cases from the shell with a live progress line and a verdict table."""
+"""`hilrig run`: run cases from the shell through the run session, with live progress,
+a verdict table per case and a tally at the end. The exit code is the session's."""
 from __future__ import annotations
 
-import fnmatch
-import sys
+import logging
+from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.text import Text
 
 from ..dsl import load_cases
-from ..engine import run_case
-from ..results.save import save_result
-from ..results import Evidence, Outbox, new_run_id, render_verdict, results_dirs
-from ..results.influx import ship_after_run
-from ..results.record import iso_utc, utc_now
-from ..rig import default_rig_path, load_rig
+from ..results import render_verdict
+from ..results.record import Verdict
+from ..results.verdict import _STYLE
+from ..selection import Selection, estimated_seconds
+from ..session import RunSession
 
-EXIT_FOR_VERDICT = {"PASS": 0, "SKIP": 0, "FAIL": 1}
+log = logging.getLogger("hilrig.run")
 
 
-def _progress_printer(console: Console):
-    live = console.is_terminal
+def stats_line(row: dict) -> str:
+    """'9.998 MS/s 40.0 MB/s lost 0/12345 frames O 0 U 0': counted as the verdict counts."""
+    lost = row.get("total_missing_frames", row.get("missing_frames", 0))
+    total = row.get("total_frames", 0)
+    return (f"{row['throughput_sps'] / 1e6:9.3f} MS/s {row.get('throughput_Bps', 0) / 1e6:8.1f} MB/s"
+            f"  lost {lost:.0f}/{total:.0f} frames"
+            f"  O {row.get('total_overruns', row.get('overruns', 0)):.0f}"
+            f"  U {row.get('total_underruns', row.get('underruns', 0)):.0f}"
+            + (f"  pattern errors {row['total_pattern_errors']:.0f}" if row.get("total_pattern_errors") else ""))
 
-    def show(row: dict) -> None:
-        line = (
-            f"  t={row['t_s']:5.1f} s {row['throughput_sps'] / 1e6:9.3f} MS/s ({100 * row['throughput_ratio']:6.2f}%)"
-            f" miss {row['missing_frames']:.0f} O {row['overruns']:.0f} U {row['underruns']:.0f}"
-            f" pat {row['pattern_errors']:.0f}"
-        )
-        if live:
-            console.file.write("\r" + line)
-            console.file.flush()
-        else:
-            console.print(line, highlight=False)
 
-    return show
+class LiveProgress:
+    """One rich progress bar per case over its measured window (a line a second when not a
+    terminal). Names are printed as text, never as markup: `[decimation=2]` stays visible."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.progress: Progress | None = None
+        self.task = None
+
+    def start(self, case: Any) -> None:
+        if not self.console.is_terminal:
+            return
+        self.progress = Progress(
+            TextColumn("  {task.description}"), BarColumn(bar_width=24), TaskProgressColumn(),
+            TextColumn("{task.fields[stats]}"), TextColumn("left"), TimeRemainingColumn(),
+            console=self.console, transient=True)
+        self.progress.start()
+        self.task = self.progress.add_task(escape(f"{case.duration_s:g} s"), total=float(case.duration_s),
+                                           stats="waiting for data")
+
+    def __call__(self, row: dict) -> None:
+        if self.progress is None:
+            left = max(row.get("window_s", 0.0) - row["t_s"], 0.0)
+            self.console.print(f"  t={row['t_s']:5.1f} s {stats_line(row)}  {left:4.1f} s left",
+                               highlight=False, markup=False)
+            return
+        self.progress.update(self.task, completed=min(row["t_s"], row.get("window_s", row["t_s"])),
+                             stats=escape(stats_line(row)))
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
 
 
 def run_command(args) -> int:
     console = Console()
-    rig_path = default_rig_path(args.rig)
-    rig = load_rig(rig_path)
+    selection = Selection.of(names=args.case, include=args.include, exclude=args.exclude)
     cases = load_cases(args.paths)
-    if args.case:
-        cases = [c for c in cases if fnmatch.fnmatchcase(c.test_name, args.case)]
-        if not cases:
-            console.print(f"[red]no test matches --case {args.case!r}[/red]")
-            return 2
-    run_id = new_run_id()
-    outbox_dir, evidence_dir = results_dirs(rig)
-    outbox = Outbox(args.outbox or outbox_dir)
-    evidence = Evidence(evidence_dir, run_id, rig_path=rig_path, rig_name=rig.name)
-    console.print(f"run {run_id} on rig {rig.name} ({rig_path}): {len(cases)} test(s)")
-    worst = 0
-    started = iso_utc(utc_now())
-    verdicts: list[str] = []
-    run_lock = outbox.hold(run_id)  # the shipper leaves this run's file alone until we release it
-    finished = False
-    try:
-        for case in cases:
-            console.print(f"[bold]{case.test_name}[/bold]  ({case.source_file}:{case.source_line})")
-            result = run_case(case, rig, run_id=run_id, progress=_progress_printer(console))
-            if console.is_terminal:
-                console.file.write("\n")
-            save_result(result, outbox=outbox, evidence=evidence)
-            verdicts.append(result.verdict)
+    session = RunSession(args.rig, require_devices=args.require_devices, outbox_dir=args.outbox,
+                         say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True))
+    chosen = session.select(cases, selection)
+    if not chosen:
+        console.print(Text(f"nothing was tested: no case of {len(cases)} selected by {selection.describe()}",
+                           style="bold red"))
+        return session.exit_code
+    est = estimated_seconds(chosen, session.rig)
+    live = LiveProgress(console)
+    with session:
+        console.print(Text(f"run {session.run_id} on rig {session.rig.name} ({session.rig_path}): "
+                           f"{len(chosen)} of {len(cases)} test(s), about {est:.0f} s"
+                           + (", devices required" if session.require_devices else "")))
+        for number, case in enumerate(chosen, 1):
+            console.print(Text.assemble((f"[{number}/{len(chosen)}] ", "dim"), (case.test_name, "bold"),
+                                        (f"  ({case.source_file}:{case.source_line})", "dim")))
+            live.start(case)
+            try:
+                result = session.run(case, progress=live)
+            finally:
+                live.stop()
+            log.info("%s: %s", case.test_name, result.verdict.label)
             console.print(render_verdict(result))
-            code = EXIT_FOR_VERDICT.get(result.verdict)
-            if code is None:  # ERROR
-                code = 4 if result.error_kind == "device" else 3
-            worst = max(worst, code)
-        finished = True
-    finally:
-        evidence.finish()
-        try:
-            if verdicts:
-                outbox.append_run_summary(run_id, rig.name, verdicts, started, iso_utc(utc_now()))
-        finally:
-            run_lock.release()
-        console.print(f"results: {outbox.file_for(run_id)} (outbox), {evidence.path} (evidence)")
-    # Shipping never changes the exit code: the verdicts above are final either way. After an
-    # interrupt nothing is shipped (no waiting on a server); the next run or `results push` does it.
-    if finished:
-        for line in ship_after_run(rig, outbox.path):
-            console.print(line, highlight=False, markup=False, soft_wrap=True)
-    return worst
-
-
-if __name__ == "__main__":
-    sys.exit(run_command(None))
+        console.print(Text(session.tally(), style="bold"))
+        console.print(Text(f"results: {session.result_paths()}"), highlight=False)
+    if session.nothing_tested:
+        console.print(Text(session.nothing_tested_reason(), style=_STYLE[Verdict.FAIL]))
+    return session.exit_code

@@ -117,6 +117,20 @@ def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str
     return row
 
 
+def progress_row(case: Any, row: dict[str, float], snap: Snapshot) -> dict[str, float]:
+    """What a live progress display shows: the series row plus the counters as the verdict
+    counts them (over the whole stream, warm-up included), the frames so far, MB/s and
+    the requested window, so that the live view and the verdict never disagree."""
+    out = dict(row)
+    for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
+        out["total_" + name] = _error_total(case, snap, name)
+    out["total_underruns"] = _num(snap.device, "underruns")
+    out["total_frames"] = received_frames(case, snap) + out["total_missing_frames"]
+    out["throughput_Bps"] = row["throughput_sps"] * bytes_per_tick(case)
+    out["window_s"] = float(case.duration_s)
+    return out
+
+
 def _error_total(case: Any, snap: Snapshot, name: str) -> float:
     """A counter summed over the host receiver and the device's own TX receiver."""
     host = _num(snap.host_rx, name) if case.direction in ("rx", "loopback") else 0.0

@@ -180,7 +180,7 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
             row = measure.series_row(case, prev, cur, window_start.taken_ns)
             result.series.append(row)
             if progress is not None:
-                progress(row)
+                progress(measure.progress_row(case, row, cur))
             prev = cur
             next_ns += 1_000_000_000
         if cur.taken_ns >= end_ns:

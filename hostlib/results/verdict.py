@@ -165,7 +165,9 @@ def threshold_rows(result: CaseResult) -> list[tuple[str, str, str, str, str]]:
 
 def render_verdict(result: CaseResult) -> Group:
     """A rich renderable: the threshold table, then the one-line summary."""
-    table = Table(title=getattr(result.case, "test_name", None), box=box.SIMPLE_HEAD, title_justify="left")
+    # The title is Text, not markup: a sweep point's "[decimation=2, ...]" must stay visible.
+    name = getattr(result.case, "test_name", None)
+    table = Table(title=Text(name) if name else None, box=box.SIMPLE_HEAD, title_justify="left")
     for name, justify in (("threshold", "left"), ("measured", "right"), ("limit", "right"),
                           ("margin", "right"), ("result", "left")):
         table.add_column(name, justify=justify)
