@@ -125,11 +125,13 @@ class HilrigLibrary:
         except (HilrigError, ImportError) as exc:
             add_load_error_test(data, str(exc), str(data.source or Path.cwd()))
             return
-        hilrig_tests = [t for t in _execution_order(root) if _case_of(t) is not None]
+        tests = list(_execution_order(root))
+        hilrig_tests = [t for t in tests if _case_of(t) is not None]
         if not hilrig_tests:
-            test = data.tests.create(name=NOTHING_TESTED, tags=["hilrig:run-check"])
-            test.body.create_keyword(name="Fail", args=[f"nothing was tested: no case selected by "
-                                                        f"{self._selection.describe()}"])
+            if not any("hilrig:load-error" in t.tags for t in tests):  # a load error says enough
+                test = data.tests.create(name=NOTHING_TESTED, tags=["hilrig:run-check"])
+                test.body.create_keyword(name="Fail", args=[f"nothing was tested: no case selected by "
+                                                            f"{self._selection.describe()}"])
             return
         self._last_test_id = hilrig_tests[-1].id
         self._last_suite_id = hilrig_tests[-1].parent.id
