@@ -111,9 +111,18 @@ def _parse_expr(text: object, metric: _metrics.Metric) -> _Expr:
     unit = m.group("unit")
     if unit is None:
         return _Expr(op, number, 1.0, None, text.strip())
+    if metric.name == "frames_per_s" and unit.endswith("frames/s"):
+        unit = unit[: -len("frames/s")] + "S/s"  # "29.6 kframes/s", as hilrig prints it
     try:
         scale = unit_scale(unit, metric.dimension)
     except UnitError as e:
+        if unit == "%":  # a percentage of what? of the case's rate, usually
+            fits = [p for p, (dim, _) in PARAMS.items() if _compatible(metric.dimension, dim)]
+            example = f"{op} {m.group('num')}% of {fits[0]}" if fits and fits[0] in ("rate", "duration") else None
+            raise ThresholdError(
+                f"{text!r}: a percentage needs what it is a percentage of"
+                + (f"; write \"{example}\"" if example else "")
+                + (f" (allowed after '% of' for {metric.name}: {', '.join(fits)})" if fits else "")) from None
         raise ThresholdError(f"{text!r}: unit does not fit {metric.name} "
                              f"(a {metric.dimension.replace('_', ' ')}): {e}") from None
     return _Expr(op, number, scale, None, text.strip())

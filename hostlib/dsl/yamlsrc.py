@@ -155,9 +155,27 @@ def _model_fields(model: type[BaseModel], path: Sequence[Any]) -> list[str]:
     return [f.alias or name for name, f in fields.items()]
 
 
+# Keys people write for a field that has another name here: suggested by meaning, not spelling.
+MEANT = {
+    "rate": ("decimation", "master_clock"), "sample_rate": ("decimation", "master_clock"),
+    "samp_rate": ("decimation", "master_clock"), "samplerate": ("decimation", "master_clock"),
+    "sampling_rate": ("decimation", "master_clock"), "bandwidth": ("decimation", "master_clock"),
+    "tx_rate": ("interpolation", "master_clock"), "clock": ("master_clock",), "mcr": ("master_clock",),
+    "frame_size": ("frame_bytes",), "packet_size": ("frame_bytes",), "datagram_size": ("frame_bytes",),
+    "mtu": ("frame_bytes",), "spp": ("frame_bytes",), "time": ("duration",), "length": ("duration",),
+    "runtime": ("duration",), "seconds": ("duration",), "warm_up": ("warmup",), "settle": ("warmup",),
+    "limits": ("thresholds",), "checks": ("thresholds",), "pass": ("thresholds",), "criteria": ("thresholds",),
+    "interface": ("transport",), "link": ("transport",), "nchan": ("channels",), "num_channels": ("channels",),
+    "dir": ("direction",), "mode": ("direction",), "radio": ("device",), "dut": ("device",),
+    "sample_format": ("format",), "cpu_format": ("format",), "otw_format": ("format",), "labels": ("tags",),
+    "fault": ("faults",), "inject": ("faults",), "parameters": ("sweep",), "matrix": ("sweep",),
+}
+
+
 def unknown_key_message(key: str, allowed: list[str]) -> str:
-    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'? " if close else ""
+    meant = [k for k in MEANT.get(str(key).lower().replace("-", "_"), ()) if k in allowed]
+    close = meant or difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    hint = f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
     return f"unknown field '{key}'; {hint}allowed here: {', '.join(allowed)}"
 
 

@@ -105,7 +105,7 @@ def summary_line(result: CaseResult) -> str:
     line = f"{head}: {', '.join(parts)}"
     failed = [t for t in result.thresholds if not getattr(t, "passed", True)]
     marginal = [t for t in result.thresholds if getattr(t, "passed", False) and getattr(t, "marginal", False)]
-    if marginal:
+    if marginal and verdict is Verdict.MARGINAL:  # which limit it came close to
         line += "; marginal: " + "; ".join(
             f"{threshold_label(t)} (measured {format_metric(getattr(t, 'metric', ''), getattr(t, 'measured', None))})"
             for t in marginal

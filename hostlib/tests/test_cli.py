@@ -91,13 +91,14 @@ def test_interrupted_run_keeps_measured_results_and_leaks_nothing(tmp_path):
 
 
 @requires_native
-def test_absent_device_skips_with_exit_zero(tmp_path):
+def test_absent_device_skips_and_a_run_of_only_skips_exits_5(tmp_path):
     case = tmp_path / "c.yaml"
     case.write_text("{name: on x310, device: x310, direction: rx, master_clock: 200 MHz, decimation: 2,"
                     " transport: {kind: udp, frame_bytes: 8000}, duration: 1 s}\n")
     proc = hilrig("run", str(case), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(tmp_path / "o"), cwd=tmp_path)
     out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0, out
+    assert proc.returncode == 5, out  # the case SKIPs; a run that tested nothing is not a pass
+    assert "nothing was tested" in out
     assert "SKIP" in out and "x310" in out
 
 

@@ -305,6 +305,10 @@ def test_rig_probe_and_check(tmp_path):
     check = subprocess.run([py, "-m", "hostlib", "rig", "check", "b210"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert check.returncode == 1
     assert "MISSING dut (uhd): no uhd device matching type=b200, serial=3196F4C" in check.stdout, check.stdout
+    assert re.search(r"^uhd\s+no UHD device found", probe.stdout, re.M), probe.stdout  # no USRP on this host
+    # The sim rig lists a USRP that CI has not got on purpose: reported, but the rig is fine.
+    sim = subprocess.run([py, "-m", "hostlib", "rig", "check", "sim"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert sim.returncode == 0 and "MISSING usrp (uhd)" in sim.stdout and "not a failure" in sim.stdout, sim.stdout
     rig = tmp_path / "ok.yaml"
     rig.write_text("name: ok\ndevices:\n  a: {driver: sim, max_rate: 1 GS/s}\n  b: {driver: soapy, args: {driver: hilrig}, max_rate: 1 GS/s}\n")
     ok = subprocess.run([py, "-m", "hostlib", "rig", "check", str(rig)], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from hostlib.results.record import ErrorKind
+
 from hostlib.rig import DeviceEntry
 from hostlib.rig.lock import DeviceLock, DeviceLocked, read_holder
 from hostlib.tests.conftest import requires_native
@@ -108,7 +110,7 @@ def test_engine_reports_locked_device_as_infrastructure_error(lock_dir, monkeypa
     entry = sim_rig.devices["soapy_sim"]
     with DeviceLock(entry, case="someone else's run", timeout_s=0):
         r = run_case(case, sim_rig, run_id="t")
-    assert r.verdict == "ERROR" and r.error.startswith("infrastructure: ")
+    assert r.verdict == "ERROR" and r.kind is ErrorKind.INFRASTRUCTURE and r.exit_code == 3
     assert f"pid {os.getpid()}" in r.error and "someone else's run" in r.error
     r = run_case(case, sim_rig, run_id="t")             # free again: it runs
     assert r.verdict == "PASS", r.message

@@ -28,7 +28,7 @@ from hostlib.results import (
     summary_line,
     verdict_text,
 )
-from hostlib.results.record import to_ns
+from hostlib.results.record import ErrorKind, Verdict, to_ns
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,12 +48,12 @@ def make_case(test_name="RX 10 MS/s udp", sweep_point=None, direction="rx", kind
 
 
 def make_result(case=None, verdict="PASS", metrics=None, thresholds=None, run_id="20261121T210000Z-abcdef",
-                series=None, message="", error=None):
+                series=None, message="", error=None, error_kind=None):
     case = case or make_case()
     return CaseResult(
         case=case, rig_name="sim", device=case.device, driver="sim", run_id=run_id,
         started_utc="2026-11-21T21:00:00.000+00:00", ended_utc="2026-11-21T21:00:03.250+00:00",
-        verdict=verdict, message=message,
+        verdict=verdict, message=message, error_kind=error_kind,
         metrics=metrics if metrics is not None else {
             "throughput_sps": 10e6, "throughput_ratio": 1.0, "missing_frames": 0, "overruns": 0,
             "underruns": 0, "latency_p99_s": 0.00021, "dropped_samples": 0, "duration_s": 2.0,
@@ -302,13 +302,36 @@ def test_summary_rate_unit_follows_the_printed_value(throughput_sps, shown):
 
 
 def test_summary_line_errors_told_apart():
-    dev = make_result(verdict="ERROR", metrics={}, error="device: hilrig-sim exited with signal 9")
-    infra = make_result(verdict="ERROR", metrics={}, error="infrastructure: port 5000 in use")
+    dev = make_result(verdict="ERROR", metrics={}, error="hilrig-sim exited with signal 9", error_kind="device")
+    infra = make_result(verdict="ERROR", metrics={}, error="port 5000 in use", error_kind=ErrorKind.INFRASTRUCTURE)
+    config = make_result(verdict="ERROR", metrics={}, error="HILRIG_REFERENCE_DURATION='x'", error_kind="config")
     skip = make_result(verdict="SKIP", metrics={}, message="rig 'sim' has no device 'x310'")
     assert summary_line(dev) == "ERROR (device) rx udp 10.0 MS/s: hilrig-sim exited with signal 9"
     assert summary_line(infra) == "ERROR (infrastructure) rx udp 10.0 MS/s: port 5000 in use"
     assert summary_line(skip) == "SKIP rx udp 10.0 MS/s: rig 'sim' has no device 'x310'"
-    assert dev.error_kind == "device" and infra.error_kind == "infrastructure" and skip.error_kind is None
+    assert dev.kind is ErrorKind.DEVICE and infra.kind is ErrorKind.INFRASTRUCTURE and skip.kind is None
+    assert (dev.exit_code, infra.exit_code, config.exit_code, skip.exit_code) == (4, 3, 2, 0)
+    # The outbox keeps its "<kind>: <text>" error field; the evidence has the kind as its own key.
+    assert 'error="device: hilrig-sim exited with signal 9"' in result_lines(dev)[0]
+    assert dev.to_dict()["error"] == "hilrig-sim exited with signal 9" and dev.to_dict()["error_kind"] == "device"
+    with pytest.raises(ValueError):
+        make_result(verdict="PASSED")  # a closed type: no verdict outside the enum
+
+
+def test_marginal_is_a_pass_counted_on_its_own():
+    from hostlib.results.lineprotocol import run_point
+
+    marginal = make_result(verdict=Verdict.MARGINAL, thresholds=[SimpleNamespace(
+        metric="throughput_sps", text=">= 99% of rate", measured=9.95e6, limit=9.9e6, margin=5e4,
+        passed=True, marginal=True)])
+    assert marginal.passed and marginal.exit_code == 0
+    assert summary_line(marginal).startswith("PASS (marginal) rx udp 10.0 MS/s:")
+    assert "; marginal: throughput_sps >= 99% of rate (measured 9.95 MS/s)" in summary_line(marginal)
+    line = result_lines(marginal)[0]
+    assert ",verdict=MARGINAL " in line and "passed=1," in line
+    run = run_point("r1", "sim", [Verdict.PASS, Verdict.MARGINAL, Verdict.FAIL, Verdict.SKIP],
+                    "2026-11-21T21:00:00Z", "2026-11-21T21:00:10Z").to_line_protocol()
+    assert "marginal=1," in run and "passed=2," in run and "pass_ratio=0.5," in run
 
 
 def test_verdict_table_lists_each_threshold():
