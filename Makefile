@@ -95,7 +95,7 @@ test-robot:
 
 nightly: build
 	@mkdir -p results/nightly
-	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly testcases/
+	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly --variable REQUIRE_DEVICES:true testcases/
 
 clean:
 	rm -rf $(BUILD) hostlib/_native*.so

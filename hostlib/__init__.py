@@ -7,6 +7,7 @@ from ._exceptions import (
     ConfigIssue,
     DeviceAbsent,
     DeviceError,
+    DeviceNotAttached,
     HilrigError,
     InfrastructureError,
 )
@@ -19,8 +20,13 @@ __all__ = [
     "ConfigIssue",
     "DeviceAbsent",
     "DeviceError",
+    "DeviceNotAttached",
+    "ErrorKind",
     "HilrigError",
     "InfrastructureError",
+    "RunSession",
+    "Selection",
+    "Verdict",
     "load_cases",
     "load_rig",
     "run_case",
@@ -35,6 +41,15 @@ def __getattr__(name: str):
     if name == "load_rig":
         from .rig import load_rig
         return load_rig
+    if name == "RunSession":
+        from .session import RunSession
+        return RunSession
+    if name == "Selection":
+        from .selection import Selection
+        return Selection
+    if name in ("Verdict", "ErrorKind"):
+        from .results import record
+        return getattr(record, name)
     if name == "run_case":
         from .engine import run_case
         return run_case

@@ -101,6 +101,9 @@ class RunSession:
         self.wall_s = time.monotonic() - self._t0
         try:
             if self.results:
+                counts = self.counts()
+                self.evidence.doc["tally"] = {v.value: counts.get(v, 0) for v in TALLY_ORDER}
+                self.evidence.doc["nothing_tested"] = self.nothing_tested
                 self.evidence.finish()
                 self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "",
                                                [r.verdict for r in self.results], self.started_utc,

@@ -169,7 +169,8 @@ def _num(row: dict, key: str) -> str:
 
 def _table(run_id: str, rows: list[dict[str, Any]], source: str) -> Table:
     verdicts = [str(r.get("verdict", "")) for r in rows]
-    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("PASS", "FAIL", "SKIP", "ERROR") if v in verdicts)
+    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("PASS", "MARGINAL", "FAIL", "ERROR", "SKIP")
+                       if v in verdicts)
     rig = rows[0].get("rig", "") if rows else ""
     sha = rows[0].get("git_sha", "") if rows else ""
     table = Table(title=Text(f"run {run_id} on rig {rig} ({counts}) from {source}"),
@@ -179,10 +180,11 @@ def _table(run_id: str, rows: list[dict[str, Any]], source: str) -> Table:
     for _, heading in COLUMNS:
         table.add_column(heading, justify="right")
     table.add_column("why (not PASS)", overflow="fold")
-    styles = {"PASS": "green", "FAIL": "red", "ERROR": "red", "SKIP": "yellow"}
+    styles = {"PASS": "green", "MARGINAL": "dark_orange", "FAIL": "red", "ERROR": "magenta", "SKIP": "yellow"}
     for row in rows:
         verdict = str(row.get("verdict", ""))
-        table.add_row(Text(str(row.get("testcase", ""))), Text(verdict, style=styles.get(verdict, "")),
+        label = "PASS (marginal)" if verdict == "MARGINAL" else verdict
+        table.add_row(Text(str(row.get("testcase", ""))), Text(label, style=styles.get(verdict, "")),
                       *[_num(row, key) for key, _ in COLUMNS],
                       Text(_why(row) if verdict != "PASS" else ""))
     return table
@@ -193,4 +195,6 @@ def _why(row: dict) -> str:
     message = str(row.get("message", ""))
     if "; failed: " in message:
         return message.split("; failed: ", 1)[1]
+    if "; marginal: " in message:  # which limit a marginal pass came close to
+        return "marginal: " + message.split("; marginal: ", 1)[1]
     return str(row.get("error") or "") or message
