@@ -101,17 +101,24 @@ class RunSession:
         self.wall_s = time.monotonic() - self._t0
         try:
             if self.results:
-                counts = self.counts()
-                self.evidence.doc["tally"] = {v.value: counts.get(v, 0) for v in TALLY_ORDER}
-                self.evidence.doc["nothing_tested"] = self.nothing_tested
-                self.evidence.finish()
-                self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "",
-                                               [r.verdict for r in self.results], self.started_utc,
-                                               iso_utc(utc_now()))
-        except InfrastructureError as exc:
-            self.say(f"hilrig results: {exc}")
+                # Each sink on its own: a full evidence disk must not cost the run row, nor the reverse.
+                for write in (self._append_run_row, self._finish_evidence):
+                    try:
+                        write()
+                    except InfrastructureError as exc:
+                        self.say(f"hilrig results: {exc}")
         finally:
             self._lock.release()
+
+    def _append_run_row(self) -> None:
+        self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "",
+                                       [r.verdict for r in self.results], self.started_utc, iso_utc(utc_now()))
+
+    def _finish_evidence(self) -> None:
+        counts = self.counts()
+        self.evidence.doc["tally"] = {v.value: counts.get(v, 0) for v in TALLY_ORDER}
+        self.evidence.doc["nothing_tested"] = self.nothing_tested
+        self.evidence.finish()
 
     def ship(self) -> list[str]:
         """Ship the outbox if the rig names a server; console lines, never raises."""
