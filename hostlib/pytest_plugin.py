@@ -30,6 +30,7 @@ from .selection import Selection, case_tags
 
 _SESSION_KEY = pytest.StashKey[Any]()
 _ITEMS_KEY = pytest.StashKey[int]()
+_MARKERS_KEY = pytest.StashKey[set]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -100,9 +101,12 @@ class CaseItem(pytest.Item):
     def __init__(self, *, case: Any, **kw):
         super().__init__(**kw)
         self.case = case
+        known = self.config.stash.setdefault(_MARKERS_KEY, set())
         for tag in case_tags(case):
             name = marker_name(tag)
-            self.config.addinivalue_line("markers", f"{name}: hilrig tag {tag}")
+            if name not in known:  # registered, so -m and --strict-markers know it
+                known.add(name)
+                self.config.addinivalue_line("markers", f"{name}: hilrig tag {tag}")
             self.add_marker(name)
 
     def runtest(self) -> None:
@@ -150,7 +154,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if run is None:
         return
     run.selected = session.config.stash.get(_ITEMS_KEY, 0)
-    run.__exit__(None, None, None)  # evidence, run row, release, ship
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        run.finish()  # no waiting on a server after Ctrl-C; the next run ships it
+    else:
+        run.close()  # evidence, run row, release, ship
     if run.nothing_tested and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = EXIT_NOTHING_TESTED
 

@@ -86,12 +86,18 @@ class RunSession:
         return self.open()
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.finish()
         # After an interrupt nothing is shipped (no waiting on a server); the next run or
         # `hilrig results push` does it. The verdicts are final either way.
         if exc_type is None:
-            for line in self.ship():
-                self.say(line)
+            self.close()
+        else:
+            self.finish()
+
+    def close(self) -> None:
+        """The end of a run that was not interrupted: finish(), then ship and say how it went."""
+        self.finish()
+        for line in self.ship():
+            self.say(line)
 
     def finish(self) -> None:
         """Stamp the evidence, append the run row, release the outbox file. Idempotent."""
@@ -185,7 +191,8 @@ class RunSession:
 
     def nothing_tested_reason(self) -> str:
         if not self.results:
-            return "nothing was tested: no case selected"
+            return ("nothing was tested: no case selected" if not self.selected
+                    else f"nothing was tested: {self.selected} case(s) selected, none ran")
         skips = [r for r in self.results if r.verdict is Verdict.SKIP]
         first = skips[0].message if skips else ""
         return (f"nothing was tested: all {len(skips)} selected case(s) SKIPped "

@@ -188,7 +188,7 @@ class HilrigLibrary:
         if data.id != self._last_suite_id or self.session is None:
             return
         session, self.session = self.session, None
-        session.__exit__(None, None, None)  # evidence, run row, release, ship (printed by `say`)
+        session.close()  # evidence, run row, release, ship (printed by `say`)
         if session.results:
             result.metadata["hilrig evidence"] = str(session.evidence.path)
             result.metadata["hilrig outbox"] = str(session.outbox.file_for(session.run_id))
