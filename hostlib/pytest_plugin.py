@@ -13,7 +13,7 @@ same test names, same outbox/evidence/InfluxDB results.
   characters other than letters, digits and _ become _ (`transport:shm` -> `transport_shm`).
 * `--rig NAME|PATH` (else $HILRIG_RIG, else rigs/sim.yaml); `--require-devices`.
 * Verdicts: PASS and PASS (marginal) pass (marginal ones are listed at the end),
-  FAIL and ERROR fail with the one-line summary, SKIP skips. A run in which no
+  FAIL fails and ERROR is a pytest error, both with the one-line summary, SKIP skips. A run in which no
   case executed exits 5 (pytest's "no tests collected", hilrig's "nothing tested").
 """
 from __future__ import annotations
@@ -109,23 +109,32 @@ class CaseItem(pytest.Item):
                 self.config.addinivalue_line("markers", f"{name}: hilrig tag {tag}")
             self.add_marker(name)
 
-    def runtest(self) -> None:
-        session = _session(self.config)
-        result = session.run(self.case)
-        verdict = result.verdict
-        self.user_properties.append(("verdict", verdict.value))
+    def setup(self) -> None:
+        # The case runs in setup, so that an ERROR (the case could not be measured) is
+        # pytest's own "error" outcome and a FAIL (the device missed a threshold) its "failed".
+        result = self.result = _session(self.config).run(self.case)
+        self.user_properties.append(("verdict", result.verdict.value))
         if result.kind:
             self.user_properties.append(("error_kind", result.kind.value))
-        summary = message_line(result)
-        if verdict is Verdict.SKIP:
-            pytest.skip(summary)
-        if not verdict.passed:
-            raise CaseFailed(summary)
+        if result.verdict is Verdict.SKIP:
+            pytest.skip(message_line(result))
+        if result.verdict is Verdict.ERROR:
+            raise CaseFailed(message_line(result))
+
+    def runtest(self) -> None:
+        if not self.result.verdict.passed:
+            raise CaseFailed(message_line(self.result))
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, CaseFailed):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):
+        # pytest formats a failure in setup with this one: an ERROR is its summary, no traceback.
+        if isinstance(excinfo.value, CaseFailed):
+            return str(excinfo.value)
+        return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
         return self.path, self.case.source_line - 1, self.name

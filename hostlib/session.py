@@ -19,6 +19,7 @@ attached is an ERROR (device), not a SKIP.
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from pathlib import Path
@@ -32,6 +33,8 @@ from .results.verdict import summary_line
 from .selection import Selection
 
 __all__ = ["RunSession"]
+
+log = logging.getLogger("hilrig.session")
 
 TALLY_ORDER = (Verdict.PASS, Verdict.MARGINAL, Verdict.FAIL, Verdict.ERROR, Verdict.SKIP)
 
@@ -80,6 +83,9 @@ class RunSession:
         self._t0 = time.monotonic()
         self.evidence = Evidence(evidence_dir, self.run_id, rig_path=self.rig_path,
                                  rig_name=getattr(self.rig, "name", None))
+        log.info("run %s opened on rig %s (%s)%s; outbox %s, evidence %s", self.run_id,
+                 getattr(self.rig, "name", "?"), self.rig_path, ", devices required" if self.require_devices else "",
+                 self.outbox.file_for(self.run_id), self.evidence.path)
         return self
 
     def __enter__(self) -> "RunSession":
@@ -105,6 +111,7 @@ class RunSession:
             return
         self._finished = True
         self.wall_s = time.monotonic() - self._t0
+        log.info("run %s finished: %s", self.run_id, self.tally())
         try:
             if self.results:
                 # Each sink on its own: a full evidence disk must not cost the run row, nor the reverse.
@@ -146,6 +153,8 @@ class RunSession:
 
         self.open()
         started = iso_utc(utc_now())
+        log.debug("case %s (%s:%s) on device %s", case.test_name, getattr(case, "source_file", "?"),
+                  getattr(case, "source_line", "?"), case.device)
         try:
             # run_case turns every device, rig and set-up problem into the verdict itself;
             # what escapes it is a bug: recorded as an ERROR, then raised for the front-end.
@@ -167,6 +176,7 @@ class RunSession:
             result.set_error(ErrorKind.INFRASTRUCTURE, f"{exc} (measured: {result.message})")
             result.message = summary_line(result)
         self.results.append(result)
+        log.info("%s: %s", getattr(result.case, "test_name", "?"), result.message)
         return result
 
     def error_result(self, case: Any, started: str, kind: ErrorKind, text: str) -> CaseResult:

@@ -2,7 +2,6 @@
 a verdict table per case and a tally at the end. The exit code is the session's."""
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from rich.console import Console
@@ -16,8 +15,6 @@ from ..results.record import Verdict
 from ..results.verdict import _STYLE
 from ..selection import Selection, estimated_seconds
 from ..session import RunSession
-
-log = logging.getLogger("hilrig.run")
 
 
 def stats_line(row: dict) -> str:
@@ -91,7 +88,6 @@ def run_command(args) -> int:
                 result = session.run(case, progress=live)
             finally:
                 live.stop()
-            log.info("%s: %s", case.test_name, result.verdict.label)
             console.print(render_verdict(result))
         console.print(Text(session.tally(), style="bold"))
         console.print(Text(f"results: {session.result_paths()}"), highlight=False)
