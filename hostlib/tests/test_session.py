@@ -210,3 +210,37 @@ def test_shell_completion_knows_the_commands_and_options():
                              timeout=30)
     assert version.stdout.strip() == f"hilrig {__import__('hostlib').__version__}"
     assert (REPO / "pyproject.toml").read_text().count('hilrig = "hostlib.pytest_plugin"') == 1
+
+
+def test_results_show_tells_marginal_and_error_apart(session_dir):
+    run = run_all(["PASS", "MARGINAL", "ERROR device"], session_dir)
+    show = subprocess.run([sys.executable, "-m", "hostlib", "results", "show", "--rig", "rig.yaml"],
+                          cwd=session_dir, capture_output=True, text=True, timeout=60,
+                          env={**__import__("os").environ, "COLUMNS": "200"})
+    assert show.returncode == 0, show.stdout + show.stderr
+    assert f"run {run.run_id} on rig unit (1 PASS, 1 MARGINAL, 1 ERROR)" in show.stdout
+    assert "PASS (marginal)" in show.stdout and "device: it broke" in show.stdout
+
+
+def test_the_dsl_field_table_lists_every_field_the_shipped_cases_use():
+    from hostlib.dsl import load_cases
+
+    table = (REPO / "docs" / "dsl.md").read_text()
+    used = {key for case in load_cases([REPO / "testcases"]) for key in case.raw}
+    assert {"requires", "stream_args", "transport_args"} <= used  # the shipped cases do use them
+    missing = sorted(key for key in used if f"| `{key}` |" not in table)
+    assert not missing, f"docs/dsl.md's field table lacks {missing}"
+
+
+def test_readme_names_rig_files_that_exist():
+    import re
+
+    text = (REPO / "README.md").read_text()
+    for path in set(re.findall(r"rigs/[\w.-]+\.yaml", text)):
+        assert (REPO / path).is_file(), path
+    names = set(re.findall(r"--variable RIG:([\w-]+)", text)) | set(re.findall(r"--rig ([\w-]+)\s", text))
+    assert names >= {"b210", "sim"}, names
+    for name in names:
+        assert (REPO / "rigs" / f"{name}.yaml").is_file(), name
+    soapy = text.index("export SOAPY_SDR_PLUGIN_PATH")
+    assert soapy < text.index("SoapySDRUtil --find")  # set before the command that needs it
