@@ -239,7 +239,7 @@ def test_readme_names_rig_files_that_exist():
     for path in set(re.findall(r"rigs/[\w.-]+\.yaml", text)):
         assert (REPO / path).is_file(), path
     names = set(re.findall(r"--variable RIG:([\w-]+)", text)) | set(re.findall(r"--rig ([\w-]+)\s", text))
-    assert names >= {"b210", "sim"}, names
+    assert "b210" in names, names
     for name in names:
         assert (REPO / "rigs" / f"{name}.yaml").is_file(), name
     soapy = text.index("export SOAPY_SDR_PLUGIN_PATH")
