@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, requires_native
+from .conftest import REPO, requires_native, skip_unless_required
 
 pytestmark = requires_native
 
@@ -65,6 +65,10 @@ SWEEP_POINT = "RX sweep [decimation=100]"
 @pytest.fixture
 def lab(tmp_path, monkeypatch):
     """A lab's own folder of cases (no .robot file), two rigs, cwd = tmp_path."""
+    from hostlib.transports import native
+
+    if not getattr(native(), "HAVE_UHD", False):  # the unattached USRP is looked for with UHD
+        skip_unless_required("hostlib._native was built without UHD")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("HILRIG_RIG", raising=False)
     cases = tmp_path / "cases"
