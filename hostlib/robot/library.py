@@ -136,12 +136,13 @@ class HilrigLibrary:
         self._last_test_id = hilrig_tests[-1].id
         self._last_suite_id = hilrig_tests[-1].parent.id
         self.session.selected = len(hilrig_tests)
+        self.session.open()  # only a run with tests holds an outbox file
         logger.console(f"hilrig: run {self.session.run_id}, rig {self.session.rig_path}, "
                        f"{len(hilrig_tests)} case(s), selection: {self._selection.describe()}"
                        + (", devices required" if self.session.require_devices else ""))
 
     def _prepare(self, root) -> None:
-        """Expand placeholders, apply the variable and ${OPTIONS} selection everywhere, open the run."""
+        """Expand placeholders and apply the variable and ${OPTIONS} selection everywhere."""
         from ..session import RunSession
 
         options = _variable("OPTIONS", None)
@@ -155,7 +156,6 @@ class HilrigLibrary:
         parsed = any(_case_of(t) is not None for t in _execution_order(root))
         for suite in list(_suites(root)):
             self._prepare_suite(suite, parsed)
-        self.session.open()
 
     def _prepare_suite(self, suite, parsed: bool) -> None:
         from ..dsl import load_cases
