@@ -98,4 +98,4 @@ nightly: build
 	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly testcases/
 
 clean:
-	rm -rf $(BUILD) hostlib/_native*.so
+	rm -rf $(BUILD) hostlib/_native*.so hostlib/bin hostlib/rigs hostlib/soapy_modules

@@ -4,7 +4,7 @@ Environment: the zero-loss search runs 1 s windows and its answer is then
 confirmed over BENCH_CONFIRM_S (10 s, the issue's window; stepping down 10 % per
 failed try); BENCH_LONG=1 searches with 10 s windows too and runs the simulator
 for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
-median shown with the range; HILRIG_BENCH_BIN overrides build/bin/hilrig-bench; BENCH_ONLY=udp,
+median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench); BENCH_ONLY=udp,
 iperf3,shm,pymmap,sim picks row groups.
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .._installed import packaged_executable
 from .._process import stop_process
 from . import pymmap
 
-REPO = Path(__file__).resolve().parents[2]
 UDP_SIZES = (1472, 8000, 65000)
 SHM_SIZES = (256, 8 * 1024, 1024 * 1024)
 PYMMAP_SIZES = (84, 13_500, 1_320_000)
@@ -35,7 +35,8 @@ SEARCH_STEPS = 6
 
 def bench_binary() -> str:
     env = os.environ.get("HILRIG_BENCH_BIN")
-    for cand in (env, str(REPO / "build" / "bin" / "hilrig-bench")):
+    packaged = packaged_executable("hilrig-bench")
+    for cand in (env, str(packaged) if packaged else None):
         if cand and Path(cand).is_file():
             return cand
     sys.exit("hilrig-bench not found: build first (make build) or set HILRIG_BENCH_BIN")
@@ -187,10 +188,10 @@ def sim_rx(seconds: float) -> dict:
 
     from ..dsl import load_cases
     from ..engine import run_case
-    from ..rig import load_rig
+    from ..rig import default_rig_path, load_rig
 
     case = dataclasses.replace(load_cases([SIM_RX_CASE])[0], duration_s=seconds)
-    rig = load_rig(REPO / "rigs" / "sim.yaml")
+    rig = load_rig(default_rig_path("sim"))
     res = run_case(case, rig, run_id="bench")
     return {"verdict": res.verdict, "message": res.message, **res.metrics}
 

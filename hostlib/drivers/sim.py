@@ -16,34 +16,34 @@ import signal
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
+from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
 from ..transports import native, stream_config
 from .base import Driver, Snapshot, register_driver
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTROL_TIMEOUT_S = 10.0
 
 
 def find_sim_binary() -> str:
-    """$HILRIG_SIM_BIN, then <repo>/build/bin/hilrig-sim, then PATH."""
+    """$HILRIG_SIM_BIN, then the package's own hostlib/bin/hilrig-sim (installed by the
+    wheel; a link to build/bin/hilrig-sim in the dev tree), then PATH."""
     env = os.environ.get("HILRIG_SIM_BIN")
     if env:
         if not os.access(env, os.X_OK):
             raise InfrastructureError(f"HILRIG_SIM_BIN={env} is not an executable file")
         return env
-    built = REPO_ROOT / "build" / "bin" / "hilrig-sim"
-    if built.is_file() and os.access(built, os.X_OK):
-        return str(built)
+    packaged = packaged_executable("hilrig-sim")
+    if packaged:
+        return str(packaged)
     found = shutil.which("hilrig-sim")
     if found:
         return found
     raise InfrastructureError(
-        f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {built}, PATH); "
-        "build it with `make build`"
+        f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {PACKAGE_DIR / 'bin'}, PATH); "
+        "build it with `make build` or install the package with `pip install .`"
     )
 
 
