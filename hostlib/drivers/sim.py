@@ -190,7 +190,9 @@ class SimDriver(Driver):
     def versions(self) -> dict[str, str]:
         return {"hilrig-sim": str(getattr(self, "_hello", {}).get("version", "?"))}
 
-    def configure(self, case: Any) -> None:
+    def configure(self, case: Any, rx_dest: dict | None = None) -> None:
+        """rx_dest: the endpoint of a host receiver that is not this driver's own
+        RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         nat = native()
         cfg = stream_config(case)
         fifo_frames = (getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
@@ -203,8 +205,10 @@ class SimDriver(Driver):
                    "fifo_frames": int(fifo_frames), "faults": faults}
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
-            self.rx = _host_stream(nat.RxStream, cfg, case, "receiver")
-            sim_cfg["rx_dest"] = self.rx.endpoint()
+            if rx_dest is None:
+                self.rx = _host_stream(nat.RxStream, cfg, case, "receiver")
+                rx_dest = self.rx.endpoint()
+            sim_cfg["rx_dest"] = rx_dest
         answer = self.sim.request("configure", **sim_cfg)
         if direction in ("tx", "loopback"):
             dest = answer.get("endpoint")
