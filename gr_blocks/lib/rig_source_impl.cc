@@ -27,7 +27,8 @@ rig_source::sptr rig_source::make(const std::string& cpu_format,
                                   int frame_bytes,
                                   int ring_slots,
                                   int socket_buffer_bytes,
-                                  bool stop_on_eob)
+                                  bool stop_on_eob,
+                                  double rate_sps)
 {
     return gnuradio::make_block_sptr<rig_source_impl>(cpu_format,
                                                       channels,
@@ -36,7 +37,8 @@ rig_source::sptr rig_source::make(const std::string& cpu_format,
                                                       frame_bytes,
                                                       ring_slots,
                                                       socket_buffer_bytes,
-                                                      stop_on_eob);
+                                                      stop_on_eob,
+                                                      rate_sps);
 }
 
 rig_source_impl::rig_source_impl(const std::string& format,
@@ -46,7 +48,8 @@ rig_source_impl::rig_source_impl(const std::string& format,
                                  int frame_bytes,
                                  int ring_slots,
                                  int socket_buffer_bytes,
-                                 bool stop_on_eob)
+                                 bool stop_on_eob,
+                                 double rate_sps)
     : gr::sync_block("rig_source",
                      gr::io_signature::make(0, 0, 0),
                      gr::io_signature::make(checked_channels(channels, "rig_source"),
@@ -62,8 +65,21 @@ rig_source_impl::rig_source_impl(const std::string& format,
       d_dropped_key(pmt::mp("dropped_samples")),
       d_src_id(pmt::mp(alias()))
 {
-    const ::hilrig::StreamConfig defaults; // the core's defaults, one definition
-    d_frame_bytes = frame_bytes > 0 ? uint32_t(frame_bytes) : defaults.frame_bytes;
+    // The core's defaults and sizing rules, one definition: a socket buffer and ring
+    // of ~50 ms of the stream when its rate is given (StreamConfig::*_for_rate).
+    ::hilrig::StreamConfig defaults;
+    if (frame_bytes > 0)
+        defaults.frame_bytes = uint32_t(frame_bytes);
+    if (rate_sps > 0) {
+        defaults.rate_sps = rate_sps;
+        defaults.channels = d_channels;
+        defaults.sample_format = wire_of(d_format);
+        if (socket_buffer_bytes <= 0)
+            socket_buffer_bytes = int(defaults.socket_buffer_for_rate());
+        if (ring_slots <= 0)
+            ring_slots = int(defaults.ring_slots_for_rate());
+    }
+    d_frame_bytes = defaults.frame_bytes;
     if (d_frame_bytes <= ::hilrig::kFrameHeaderBytes)
         throw std::invalid_argument("hilrig rig_source: frame_bytes must exceed the 48-byte header");
     try {

@@ -61,7 +61,8 @@ public:
                     int frame_bytes,
                     int ring_slots,
                     int socket_buffer_bytes,
-                    bool stop_on_eob);
+                    bool stop_on_eob,
+                    double rate_sps);
     ~rig_source_impl() override;
 
     std::string endpoint() const override;

@@ -206,7 +206,10 @@ class SimDriver(Driver):
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
             if rx_dest is None:
-                self.rx = _host_stream(nat.RxStream, cfg, case, "receiver")
+                receiver = nat.RxStream
+                if getattr(case, "host", "native") == "gnuradio":
+                    from .flowgraph import FlowgraphRx as receiver  # the host side as a flowgraph
+                self.rx = _host_stream(receiver, cfg, case, "receiver")
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest
         answer = self.sim.request("configure", **sim_cfg)

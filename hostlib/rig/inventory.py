@@ -39,6 +39,9 @@ class DeviceEntry:
     def unsupported_reason(self, case: "Case") -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
+        if getattr(case, "host", "native") == "gnuradio" and self.driver != "sim":
+            # rig_source receives hilrig frames; a soapy/uhd source block is not wired yet.
+            return f"host: gnuradio runs on the simulator so far; device {self.alias!r} is driver {self.driver}"
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         if case.direction not in self.directions:

@@ -26,7 +26,8 @@ namespace hilrig {
  * transport "shm": address "" creates a ring here (the sender opens it), else the
  * /proc/<pid>/fd/<n> path of a ring to open. endpoint() is the JSON the sender is
  * given (the simulator's configure "dest"). frame_bytes: the largest frame
- * (0: the core's default); ring_slots and socket_buffer_bytes (0: the core's defaults).
+ * (0: the core's default); ring_slots and socket_buffer_bytes (0: the core's defaults,
+ * grown for the stream's rate_sps as RxStream grows them, when rate_sps > 0).
  *
  * Every frame goes through the core's RxChecker, so stats_json() holds the same
  * counters, under the same names, as the rig's RxStream (frames_received,
@@ -49,7 +50,8 @@ public:
                      int frame_bytes = 0,
                      int ring_slots = 0,
                      int socket_buffer_bytes = 0,
-                     bool stop_on_eob = true);
+                     bool stop_on_eob = true,
+                     double rate_sps = 0.0);
 
     //! JSON: {"kind":"udp","host":...,"port":...} or {"kind":"shm","path":...,"slots":...}
     virtual std::string endpoint() const = 0;

@@ -24,7 +24,8 @@ void bind_rig_source(py::module& m)
              py::arg("frame_bytes") = 0,
              py::arg("ring_slots") = 0,
              py::arg("socket_buffer_bytes") = 0,
-             py::arg("stop_on_eob") = true)
+             py::arg("stop_on_eob") = true,
+             py::arg("rate_sps") = 0.0)
         .def("endpoint", [json](const rig_source& b) { return json(b.endpoint()); },
              "dict: where a sender sends (kind udp: host, port; kind shm: path, slots)")
         .def("stats", [json](const rig_source& b) { return json(b.stats_json()); },
