@@ -5,7 +5,8 @@ confirmed over BENCH_CONFIRM_S (10 s, the issue's window; stepping down 10 % per
 failed try); BENCH_LONG=1 searches with 10 s windows too and runs the simulator
 for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
 median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench); BENCH_ONLY=udp,
-iperf3,shm,pymmap,sim picks row groups.
+iperf3,shm,pymmap,sim,gnuradio picks row groups (gnuradio: gr-hilrig beside GNU Radio's
+own blocks, hostlib/bench/gnuradio.py).
 """
 from __future__ import annotations
 
@@ -216,7 +217,7 @@ def main() -> int:
     confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
     sim_s = 30.0 if long else 3.0
     repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim").split(",")))
+    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,gnuradio").split(",")))
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
@@ -285,6 +286,10 @@ def main() -> int:
             f"{s.get('throughput_Bps', 0) / 1e9:6.2f} GB/s missing={s.get('missing_frames', 0):.0f} "
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-")
+    if "gnuradio" in only:
+        from .gnuradio import rows as gnuradio_rows
+        for r in gnuradio_rows(window_s, repeats):
+            add(*r)
     for r in rows:
         table.add_row(*r)
     out = Console(width=200)
