@@ -9,7 +9,6 @@ the same run (docs/gnuradio.md). Run outside ctest: its wrappers set VOLK_GENERI
 """
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from typing import Any, Callable
@@ -116,9 +115,6 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
         tb.wait()   # ends at the simulator's EOB
         s = src.stats()
         ok = s["missing_frames"] == 0 and s["overruns"] == 0 and chk.pattern_errors() == 0 and chk.gaps() == 0
-        if os.environ.get("BENCH_DEBUG"):
-            print(receiver, rate_sps, {k: s[k] for k in ("missing_frames", "overruns", "frames_received")},
-                  chk.gaps(), dev.get("overflow_frames"), dev["frames_sent"])
         return ok and dev.get("overflow_frames", 0) == 0, float(dev["frames_sent"])
     # Let udp_source drain the socket: wait until its count stops growing (<= 3 s).
     got, deadline = -1, time.monotonic() + 3.0
@@ -133,8 +129,6 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
     # one arrives (measured: 51 of 52 from a plain socket at 50/s): so the last two.
     sent = int(dev["frames_sent"]) * FRAME_BYTES
     ok = got >= sent - 2 * FRAME_BYTES and dev.get("overflow_frames", 0) == 0
-    if os.environ.get("BENCH_DEBUG"):
-        print(receiver, rate_sps, got, dev["frames_sent"], dev.get("overflow_frames"))
     return ok and got <= sent, float(dev["frames_sent"])
 
 

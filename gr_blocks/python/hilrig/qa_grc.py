@@ -17,8 +17,8 @@ from pathlib import Path
 
 from gnuradio import gr, gr_unittest
 from gnuradio.grc.core import schema_checker
-from gnuradio.grc.core.platform import Platform
 from gnuradio.grc.core.io import yaml
+from gnuradio.grc.core.platform import Platform
 
 MODULE = Path(__file__).resolve().parents[2]
 GRC_DIR = MODULE / "grc"
@@ -92,7 +92,8 @@ class qa_grc(gr_unittest.TestCase):
         except ImportError:
             self.skipTest("hostlib not importable: run under the project's venv (make test)")
         with tempfile.TemporaryDirectory() as out:
-            _, generated = self.platform.load_and_generate_flow_graph(str(MODULE / "examples" / "sim_rx_check.grc"), out)
+            example = MODULE / "examples" / "sim_rx_check.grc"
+            _, generated = self.platform.load_and_generate_flow_graph(str(example), out)
             run = subprocess.run([sys.executable, generated], capture_output=True, text=True, timeout=60,
                                  env=os.environ)
         self.assertEqual(run.returncode, 0, run.stderr[-3000:])

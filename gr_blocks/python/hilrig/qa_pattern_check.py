@@ -8,10 +8,8 @@
 corruption; stop-after ends a flowgraph; the stats port carries the counters."""
 import numpy as np
 import pmt
-from gnuradio import blocks, gr, gr_unittest
-from gnuradio import hilrig
-
 import vectors
+from gnuradio import blocks, gr, gr_unittest, hilrig
 
 
 def source_of(fmt, words):

@@ -8,10 +8,8 @@
 import time
 
 import numpy as np
-from gnuradio import blocks, gr, gr_unittest
-from gnuradio import hilrig
-
 import vectors
+from gnuradio import blocks, gr, gr_unittest, hilrig
 
 SINK = {"sc16": (blocks.vector_sink_i, np.uint32), "sc8": (blocks.vector_sink_s, np.uint16)}
 

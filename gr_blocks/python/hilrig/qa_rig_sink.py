@@ -10,11 +10,10 @@ import socket
 import time
 
 import numpy as np
-from gnuradio import blocks, gr, gr_unittest
-from gnuradio import hilrig
+import vectors
+from gnuradio import blocks, gr, gr_unittest, hilrig
 
 from hostlib.reference.frame import FLAG_EOB, decode_frame
-import vectors
 
 
 def send(fmt, words, frame_bytes, rate_sps=0.0, wire="sc16", stream_id=0, crc=False):

@@ -11,11 +11,10 @@ import threading
 
 import numpy as np
 import pmt
-from gnuradio import blocks, gr, gr_unittest
-from gnuradio import hilrig
+import vectors
+from gnuradio import blocks, gr, gr_unittest, hilrig
 
 from hostlib.reference.frame import FLAG_EOB, FLAG_TS_VALID, encode_frame
-import vectors
 
 RXSTREAM_KEYS = {"frames_received", "samples_received", "payload_bytes_received", "seq_errors", "missing_frames",
                  "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "overruns",

@@ -37,7 +37,8 @@ def load_case(case_file: str | Path, case_name: str | None = None) -> Any:
 def case_from(**fields: Any) -> Any:
     """A case written inline with the keys of a YAML case (docs/dsl.md), checked by the
     same loader: case_from(master_clock="200 MHz", decimation=200,
-    transport={"kind": "udp", "frame_bytes": 8000}, duration="3 s"). Defaults: name "flowgraph", device "dut", direction "rx"."""
+    transport={"kind": "udp", "frame_bytes": 8000}, duration="3 s").
+    Defaults: name "flowgraph", device "dut", direction "rx"."""
     import json
     import tempfile
 
