@@ -116,6 +116,43 @@ inline void item_to_word(const std::uint8_t* in, cpu_format f, ::hilrig::SampleF
     }
 }
 
+// Channel-interleaved wire words (n ticks of `channels` words of format w) to one
+// item array per channel, written from item first_item on; one copy for one sc16/sc8 channel.
+inline void deinterleave(const std::uint8_t* words, ::hilrig::SampleFormat w, unsigned channels, std::size_t n,
+                         cpu_format f, void* const* outs, std::size_t first_item)
+{
+    const unsigned wb = ::hilrig::bytes_per_sample(w);
+    const std::size_t ib = item_bytes(f), stride = std::size_t(channels) * wb;
+    if (channels == 1 && f != cpu_format::fc32) {
+        std::memcpy(static_cast<std::uint8_t*>(outs[0]) + first_item * ib, words, n * wb);
+        return;
+    }
+    for (unsigned ch = 0; ch < channels; ++ch) {
+        auto* out = static_cast<std::uint8_t*>(outs[ch]) + first_item * ib;
+        const std::uint8_t* p = words + std::size_t(ch) * wb;
+        for (std::size_t i = 0; i < n; ++i, p += stride, out += ib)
+            word_to_item(p, w, f, out);
+    }
+}
+
+// The reverse: item arrays (from item first_item on) to channel-interleaved wire words.
+inline void interleave(const void* const* ins, std::size_t first_item, cpu_format f, unsigned channels,
+                       std::size_t n, ::hilrig::SampleFormat w, std::uint8_t* words)
+{
+    const unsigned wb = ::hilrig::bytes_per_sample(w);
+    const std::size_t ib = item_bytes(f), stride = std::size_t(channels) * wb;
+    if (channels == 1 && f != cpu_format::fc32) {
+        std::memcpy(words, static_cast<const std::uint8_t*>(ins[0]) + first_item * ib, n * wb);
+        return;
+    }
+    for (unsigned ch = 0; ch < channels; ++ch) {
+        const auto* in = static_cast<const std::uint8_t*>(ins[ch]) + first_item * ib;
+        std::uint8_t* p = words + std::size_t(ch) * wb;
+        for (std::size_t i = 0; i < n; ++i, in += ib, p += stride)
+            item_to_word(in, f, w, p);
+    }
+}
+
 inline int checked_channels(int channels, const char* block)
 {
     if (channels < 1 || channels > 255)

@@ -194,15 +194,8 @@ int pattern_check_impl::work(int noutput_items,
         if (d_channels == 1) {
             words = words_of(input_items[0], n, 0);
         } else {
-            const unsigned wb = ::hilrig::bytes_per_sample(d_wire);
-            const std::size_t ib = item_bytes(d_format), stride = std::size_t(d_channels) * wb;
-            d_words.resize(std::size_t(n) * stride);
-            for (unsigned ch = 0; ch < d_channels; ++ch) {
-                const auto* in = static_cast<const uint8_t*>(input_items[ch]);
-                uint8_t* w = d_words.data() + std::size_t(ch) * wb;
-                for (int i = 0; i < n; ++i, in += ib, w += stride)
-                    item_to_word(in, d_format, d_wire, w);
-            }
+            d_words.resize(std::size_t(n) * d_channels * ::hilrig::bytes_per_sample(d_wire));
+            interleave(input_items.data(), 0, d_format, d_channels, std::size_t(n), d_wire, d_words.data());
             words = d_words.data();
         }
         clean = ::hilrig::pattern_check(tick * d_channels, words, std::size_t(n) * d_channels, d_wire) == 0;

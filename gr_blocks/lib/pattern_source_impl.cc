@@ -79,13 +79,7 @@ int pattern_source_impl::work(int noutput_items,
     } else {
         d_words.resize(words * wbytes);
         ::hilrig::pattern_fill(tick * d_channels, d_words.data(), words, d_wire);
-        const std::size_t ibytes = item_bytes(d_format);
-        for (unsigned ch = 0; ch < d_channels; ++ch) {
-            auto* out = static_cast<uint8_t*>(output_items[ch]);
-            const uint8_t* w = d_words.data() + std::size_t(ch) * wbytes;
-            for (int i = 0; i < n; ++i, w += std::size_t(d_channels) * wbytes, out += ibytes)
-                word_to_item(w, d_wire, d_format, out);
-        }
+        deinterleave(d_words.data(), d_wire, d_channels, std::size_t(n), d_format, output_items.data(), 0);
     }
     d_produced.fetch_add(uint64_t(n), std::memory_order_relaxed);
     return n;

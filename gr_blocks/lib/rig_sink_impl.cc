@@ -165,22 +165,12 @@ int rig_sink_impl::work(int noutput_items,
                         gr_vector_const_void_star& input_items,
                         gr_vector_void_star& /*output_items*/)
 {
-    const unsigned wb = ::hilrig::bytes_per_sample(d_wire);
-    const std::size_t ib = item_bytes(d_format), stride = std::size_t(d_channels) * wb;
+    const std::size_t stride = std::size_t(d_channels) * ::hilrig::bytes_per_sample(d_wire);
     int used = 0;
     while (used < noutput_items) {
         const int n = int(std::min<uint32_t>(d_ticks_per_frame - d_fill, uint32_t(noutput_items - used)));
         uint8_t* payload = d_frame.data() + ::hilrig::kFrameHeaderBytes + std::size_t(d_fill) * stride;
-        if (d_channels == 1 && d_format != cpu_format::fc32) {
-            std::memcpy(payload, static_cast<const uint8_t*>(input_items[0]) + std::size_t(used) * ib, std::size_t(n) * wb);
-        } else {
-            for (unsigned ch = 0; ch < d_channels; ++ch) {
-                const auto* in = static_cast<const uint8_t*>(input_items[ch]) + std::size_t(used) * ib;
-                uint8_t* w = payload + std::size_t(ch) * wb;
-                for (int i = 0; i < n; ++i, in += ib, w += stride)
-                    item_to_word(in, d_format, d_wire, w);
-            }
-        }
+        interleave(input_items.data(), std::size_t(used), d_format, d_channels, std::size_t(n), d_wire, payload);
         d_fill += uint32_t(n);
         used += n;
         if (d_fill == d_ticks_per_frame && !send_frame(0))

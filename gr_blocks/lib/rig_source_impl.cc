@@ -228,7 +228,6 @@ int rig_source_impl::work(int noutput_items,
                           gr_vector_const_void_star& /*input_items*/,
                           gr_vector_void_star& output_items)
 {
-    const std::size_t ib = item_bytes(d_format);
     int produced = 0;
     while (produced < noutput_items) {
         if (!d_cur.active) {
@@ -239,19 +238,8 @@ int rig_source_impl::work(int noutput_items,
         const int n = int(std::min<uint64_t>(d_cur.ticks - d_cur.done, uint64_t(noutput_items - produced)));
         const unsigned wb = ::hilrig::bytes_per_sample(d_cur.wire);
         const uint8_t* first = d_cur.payload + d_cur.done * d_channels * wb;
-        if (d_channels == 1 && d_format != cpu_format::fc32) {
-            std::memcpy(static_cast<uint8_t*>(output_items[0]) + std::size_t(produced) * ib,
-                        first,
-                        std::size_t(n) * wb);
-        } else {
-            const std::size_t stride = std::size_t(d_channels) * wb;
-            for (unsigned ch = 0; ch < d_channels; ++ch) {
-                auto* out = static_cast<uint8_t*>(output_items[ch]) + std::size_t(produced) * ib;
-                const uint8_t* w = first + std::size_t(ch) * wb;
-                for (int i = 0; i < n; ++i, w += stride, out += ib)
-                    word_to_item(w, d_cur.wire, d_format, out);
-            }
-        }
+        deinterleave(first, d_cur.wire, d_channels, std::size_t(n), d_format, output_items.data(),
+                     std::size_t(produced));
         d_cur.done += uint64_t(n);
         produced += n;
         if (d_cur.done == d_cur.ticks)
