@@ -12,9 +12,9 @@ ROBOT_OUT ?= results/robot
 
 APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb \
-	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio
+	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio gnuradio-dev
 
-.PHONY: all deps venv influxdb build bench run test test-native test-python test-robot nightly validate clean
+.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot nightly validate clean
 
 all: build
 
@@ -63,6 +63,22 @@ influxdb: deps $(INFLUXD_18)
 build: deps venv
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON_SYS) >/dev/null
 	cmake --build $(BUILD) -j2
+	$(MAKE) --no-print-directory gr-blocks
+
+# gr_blocks/ (GNU Radio module gr-hilrig) against the core's build tree (hilrig_DIR),
+# installed into build/gr-prefix; a .pth makes the venv import it (`from gnuradio import
+# hilrig`; the libraries find each other by RPATH) and GRC_BLOCKS_PATH in the venv's
+# activate script lets GRC find its blocks (docs/gnuradio.md).
+GR_BUILD := $(BUILD)/gr_blocks
+GR_PREFIX := $(CURDIR)/$(BUILD)/gr-prefix
+gr-blocks:
+	cmake -S gr_blocks -B $(GR_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -Dhilrig_DIR=$(CURDIR)/$(BUILD) \
+		-DCMAKE_INSTALL_PREFIX=$(GR_PREFIX) -DHILRIG_TEST_PYTHON=$(CURDIR)/$(PY) >/dev/null
+	cmake --build $(GR_BUILD) -j2
+	cmake --install $(GR_BUILD) >/dev/null
+	cp $(GR_BUILD)/gr-hilrig.pth "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/"
+	@grep -q GRC_BLOCKS_PATH $(VENV)/bin/activate || \
+		echo 'export GRC_BLOCKS_PATH="$(GR_PREFIX)/share/gnuradio/grc/blocks$${GRC_BLOCKS_PATH:+:$$GRC_BLOCKS_PATH}"' >> $(VENV)/bin/activate
 
 run: build
 	@mkdir -p $(ROBOT_OUT)
@@ -85,6 +101,7 @@ test: build influxdb test-native test-python test-robot
 
 test-native:
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure
+	cd $(GR_BUILD) && ctest --output-on-failure --no-tests=error  # gr-hilrig QA + GRC load test
 
 test-python:
 	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs hostlib/tests
@@ -98,4 +115,5 @@ nightly: build
 	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly --variable REQUIRE_DEVICES:true testcases/
 
 clean:
-	rm -rf $(BUILD) hostlib/_native*.so
+	rm -rf $(BUILD) hostlib/_native*.so hostlib/bin hostlib/rigs hostlib/soapy_modules
+	rm -f "$$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))' 2>/dev/null)/gr-hilrig.pth"

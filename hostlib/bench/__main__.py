@@ -4,8 +4,9 @@ Environment: the zero-loss search runs 1 s windows and its answer is then
 confirmed over BENCH_CONFIRM_S (10 s, the issue's window; stepping down 10 % per
 failed try); BENCH_LONG=1 searches with 10 s windows too and runs the simulator
 for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
-median shown with the range; HILRIG_BENCH_BIN overrides build/bin/hilrig-bench; BENCH_ONLY=udp,
-iperf3,shm,pymmap,sim picks row groups.
+median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench); BENCH_ONLY=udp,
+iperf3,shm,pymmap,sim,gnuradio picks row groups (gnuradio: gr-hilrig beside GNU Radio's
+own blocks, hostlib/bench/gnuradio.py).
 """
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .._installed import packaged_executable
 from .._process import stop_process
 from . import pymmap
 
-REPO = Path(__file__).resolve().parents[2]
 UDP_SIZES = (1472, 8000, 65000)
 SHM_SIZES = (256, 8 * 1024, 1024 * 1024)
 PYMMAP_SIZES = (84, 13_500, 1_320_000)
@@ -35,7 +36,8 @@ SEARCH_STEPS = 6
 
 def bench_binary() -> str:
     env = os.environ.get("HILRIG_BENCH_BIN")
-    for cand in (env, str(REPO / "build" / "bin" / "hilrig-bench")):
+    packaged = packaged_executable("hilrig-bench")
+    for cand in (env, str(packaged) if packaged else None):
         if cand and Path(cand).is_file():
             return cand
     sys.exit("hilrig-bench not found: build first (make build) or set HILRIG_BENCH_BIN")
@@ -187,10 +189,10 @@ def sim_rx(seconds: float) -> dict:
 
     from ..dsl import load_cases
     from ..engine import run_case
-    from ..rig import load_rig
+    from ..rig import default_rig_path, load_rig
 
     case = dataclasses.replace(load_cases([SIM_RX_CASE])[0], duration_s=seconds)
-    rig = load_rig(REPO / "rigs" / "sim.yaml")
+    rig = load_rig(default_rig_path("sim"))
     res = run_case(case, rig, run_id="bench")
     return {"verdict": res.verdict, "message": res.message, **res.metrics}
 
@@ -215,7 +217,7 @@ def main() -> int:
     confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
     sim_s = 30.0 if long else 3.0
     repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim").split(",")))
+    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,gnuradio").split(",")))
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
@@ -284,6 +286,10 @@ def main() -> int:
             f"{s.get('throughput_Bps', 0) / 1e9:6.2f} GB/s missing={s.get('missing_frames', 0):.0f} "
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-")
+    if "gnuradio" in only:
+        from .gnuradio import rows as gnuradio_rows
+        for r in gnuradio_rows(window_s, repeats):
+            add(*r)
     for r in rows:
         table.add_row(*r)
     out = Console(width=200)

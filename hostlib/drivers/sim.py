@@ -16,34 +16,34 @@ import signal
 import subprocess
 import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
+from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
 from ..transports import native, stream_config
 from .base import Driver, Snapshot, register_driver
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTROL_TIMEOUT_S = 10.0
 
 
 def find_sim_binary() -> str:
-    """$HILRIG_SIM_BIN, then <repo>/build/bin/hilrig-sim, then PATH."""
+    """$HILRIG_SIM_BIN, then the package's own hostlib/bin/hilrig-sim (installed by the
+    wheel; a link to build/bin/hilrig-sim in the dev tree), then PATH."""
     env = os.environ.get("HILRIG_SIM_BIN")
     if env:
         if not os.access(env, os.X_OK):
             raise InfrastructureError(f"HILRIG_SIM_BIN={env} is not an executable file")
         return env
-    built = REPO_ROOT / "build" / "bin" / "hilrig-sim"
-    if built.is_file() and os.access(built, os.X_OK):
-        return str(built)
+    packaged = packaged_executable("hilrig-sim")
+    if packaged:
+        return str(packaged)
     found = shutil.which("hilrig-sim")
     if found:
         return found
     raise InfrastructureError(
-        f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {built}, PATH); "
-        "build it with `make build`"
+        f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {PACKAGE_DIR / 'bin'}, PATH); "
+        "build it with `make build` or install the package with `pip install .`"
     )
 
 
@@ -190,7 +190,9 @@ class SimDriver(Driver):
     def versions(self) -> dict[str, str]:
         return {"hilrig-sim": str(getattr(self, "_hello", {}).get("version", "?"))}
 
-    def configure(self, case: Any) -> None:
+    def configure(self, case: Any, rx_dest: dict | None = None) -> None:
+        """rx_dest: the endpoint of a host receiver that is not this driver's own
+        RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         nat = native()
         cfg = stream_config(case)
         fifo_frames = (getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
@@ -203,8 +205,13 @@ class SimDriver(Driver):
                    "fifo_frames": int(fifo_frames), "faults": faults}
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
-            self.rx = _host_stream(nat.RxStream, cfg, case, "receiver")
-            sim_cfg["rx_dest"] = self.rx.endpoint()
+            if rx_dest is None:
+                receiver = nat.RxStream
+                if getattr(case, "host", "native") == "gnuradio":
+                    from .flowgraph import FlowgraphRx as receiver  # the host side as a flowgraph
+                self.rx = _host_stream(receiver, cfg, case, "receiver")
+                rx_dest = self.rx.endpoint()
+            sim_cfg["rx_dest"] = rx_dest
         answer = self.sim.request("configure", **sim_cfg)
         if direction in ("tx", "loopback"):
             dest = answer.get("endpoint")

@@ -13,15 +13,17 @@ import os
 from typing import Any
 
 from .._exceptions import DeviceAbsent, DeviceError, InfrastructureError
+from .._installed import packaged_soapy_modules
 from ..transports import native
 from .base import register_driver
 from .radio import RadioDriver, args_string, radio_config, rate_checked
 
 def ensure_plugin_path() -> str | None:
-    """Add the build's module directory to SOAPY_SDR_PLUGIN_PATH (for this process and
-    its children); SoapySDR reads it once, when it first loads modules."""
-    nat = native()
-    module_dir = getattr(nat, "SOAPY_MODULE_DIR", None)
+    """Add the module's directory to SOAPY_SDR_PLUGIN_PATH (for this process and its
+    children): the package's hostlib/soapy_modules when installed from a wheel, else
+    the build's; SoapySDR reads it once, when it first loads modules."""
+    packaged = packaged_soapy_modules()
+    module_dir = str(packaged) if packaged else getattr(native(), "SOAPY_MODULE_DIR", None)
     if not module_dir:
         return None
     parts = [p for p in os.environ.get("SOAPY_SDR_PLUGIN_PATH", "").split(":") if p]

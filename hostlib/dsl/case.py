@@ -56,6 +56,7 @@ class Case:
     requires: dict[str, Any] = field(default_factory=dict)
     stream_args: dict[str, Any] = field(default_factory=dict)     # driver stream args (UHD spp, Soapy WIRE ...)
     transport_args: dict[str, Any] = field(default_factory=dict)  # radio transport args (num_recv_frames ...)
+    host: str = "native"              # host side: "native" (RxStream) | "gnuradio" (a flowgraph, docs/gnuradio.md)
 
     @property
     def bytes_per_sample(self) -> int:

@@ -153,6 +153,7 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         faults=m.faults.model_dump(), sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames,
         requires=_requires(m), stream_args=dict(m.stream_args),
         transport_args=(m.transport_args.model_dump(exclude_none=True) if m.transport_args else {}),
+        host=m.host,
     )
     return case, []
 
@@ -177,6 +178,9 @@ def _requires(m: CaseModel) -> dict[str, Any]:
 def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
     """Checks across fields (direction vs divider, frame size vs format, thresholds)."""
     errs: list[Err] = []
+    if m.host == "gnuradio" and m.direction != "rx":
+        errs.append((("host",), "host: gnuradio runs the receive side as a flowgraph; "
+                     f"it supports direction rx, not {m.direction}"))
     # direction decides which divider sets the rate: a device decimates what it receives
     # (RX) and interpolates what it transmits (TX); loopback does both at one rate.
     factor = None

@@ -127,6 +127,9 @@ class CaseModel(BaseModel):
     requires: RequiresModel | None = None
     stream_args: dict[NonEmpty, Scalar] = Field(default_factory=dict)
     transport_args: TransportArgsModel | None = None
+    # The host side of the stream: the native receiver, or a GNU Radio flowgraph
+    # (rig_source -> pattern_check, gr_blocks/) with the same metrics.
+    host: Literal["native", "gnuradio"] = "native"
 
 
 def _sweep_keys() -> list[str]:

@@ -15,12 +15,14 @@ if(SoapySDR_FOUND)
   # The module: found by SoapySDR through SOAPY_SDR_PLUGIN_PATH=build/soapy-modules
   # (hostlib's soapy driver sets it), or installed with `cmake --install`.
   add_library(hilrigSupport MODULE soapy_module/hilrig_soapy.cpp src/soapy_simproc.cpp)
-  target_link_libraries(hilrigSupport PRIVATE hilrig_core SoapySDR)
+  target_link_libraries(hilrigSupport PRIVATE hilrig::core SoapySDR)
   target_compile_definitions(hilrigSupport PRIVATE HILRIG_DEFAULT_SIM_BIN="$<TARGET_FILE:hilrig-sim>")
   set_target_properties(hilrigSupport PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${HILRIG_SOAPY_MODULE_DIR}
     CXX_VISIBILITY_PRESET hidden)
   add_dependencies(hilrigSupport hilrig-sim)
-  install(TARGETS hilrigSupport DESTINATION lib${LIB_SUFFIX}/SoapySDR/modules${SoapySDR_ABI_VERSION})
+  install(TARGETS hilrigSupport DESTINATION lib${LIB_SUFFIX}/SoapySDR/modules${SoapySDR_ABI_VERSION} COMPONENT soapy)
+  # The wheel carries it too: hostlib/soapy_modules/, put on SOAPY_SDR_PLUGIN_PATH by hostlib's soapy driver.
+  install(TARGETS hilrigSupport LIBRARY DESTINATION hostlib/soapy_modules COMPONENT python)
 else()
   message(STATUS "hilrig: SoapySDR not found (apt-get install libsoapysdr-dev): "
                  "building without the soapy driver and the driver=hilrig module")

@@ -75,7 +75,7 @@ def build() -> list[tuple[str, bytes, dict]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "docs" / "vectors"))
+    ap.add_argument("--out", default="docs/vectors", help="output directory (default: docs/vectors, from the repo root)")
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
     index = {"format": "hilrig frame vectors v1 (see docs/frame-format.md)", "vectors": []}

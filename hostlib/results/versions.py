@@ -7,13 +7,20 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-REPO_DIR = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # hostlib/ itself, not a repo root
 
 
 @functools.lru_cache(maxsize=None)
-def git_sha(repo: Path = REPO_DIR) -> str | None:
-    """HEAD of the repo this hostlib runs from, with "-dirty" if the tree has changes; None outside git."""
+def git_sha(package_dir: Path = PACKAGE_DIR) -> str | None:
+    """HEAD of the git tree hostlib runs from, with "-dirty" if the tree has changes;
+    None when hostlib is not part of a git tree (an installed wheel, even in a venv
+    that sits inside some checkout: its __init__.py must be a tracked file)."""
+    repo = package_dir
     try:
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", "__init__.py"], cwd=repo,
+                                 capture_output=True, text=True, timeout=10)
+        if tracked.returncode != 0:
+            return None
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, timeout=10)
         if sha.returncode != 0:
             return None

@@ -10,15 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from ruamel.yaml.comments import CommentedMap
 
 from hostlib._exceptions import ConfigError, ConfigIssue
+from hostlib._installed import packaged_rig
 from hostlib.dsl.schema import NonEmpty, quantity
 from hostlib.dsl.yamlsrc import line_of, load_yaml, pydantic_issues, to_plain
 
 if TYPE_CHECKING:  # pragma: no cover
     from hostlib.dsl.case import Case
 
-__all__ = ["DeviceEntry", "Rig", "default_rig_path", "load_rig", "resolve_rig_path", "REPO_ROOT"]
+__all__ = ["DeviceEntry", "Rig", "default_rig_path", "load_rig", "resolve_rig_path"]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RIG = "sim"
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class DeviceEntry:
     def unsupported_reason(self, case: "Case") -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
+        if getattr(case, "host", "native") == "gnuradio" and self.driver != "sim":
+            # rig_source receives hilrig frames; a soapy/uhd source block is not wired yet.
+            return f"host: gnuradio runs on the simulator so far; device {self.alias!r} is driver {self.driver}"
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         if case.direction not in self.directions:
@@ -199,18 +203,23 @@ def _inline_secret_issues(file: str, tree: CommentedMap) -> list[ConfigIssue]:
 
 
 def resolve_rig_path(name_or_path: str | Path) -> Path:
-    """'sim' -> <repo>/rigs/sim.yaml; anything with a '/' or a .yaml/.yml suffix is a path."""
+    """A path (anything with a '/' or a .yaml/.yml suffix, or an existing file) as
+    given; a name: rigs/<name>.yaml in the current directory (a lab's checkout), else
+    the rig of that name the package carries (the simulator's), else the former, so
+    that the error names where it was looked for."""
     text = str(name_or_path)
     p = Path(text)
     if "/" in text or p.suffix in (".yaml", ".yml") or p.exists():
         return p
-    return REPO_ROOT / "rigs" / f"{text}.yaml"
+    local = Path.cwd() / "rigs" / f"{text}.yaml"
+    packaged = packaged_rig(text)
+    return packaged if not local.exists() and packaged.is_file() else local
 
 
 def default_rig_path(name_or_path: str | Path | None = None) -> Path:
     """The rig file: `name_or_path` if given (e.g. --rig), else $HILRIG_RIG (a path, or a
-    name resolved to rigs/<name>.yaml), else rigs/sim.yaml."""
+    name resolved as above), else the rig named "sim"."""
     if name_or_path:
         return resolve_rig_path(name_or_path)
     env = os.environ.get("HILRIG_RIG", "").strip()
-    return resolve_rig_path(env) if env else REPO_ROOT / "rigs" / "sim.yaml"
+    return resolve_rig_path(env or DEFAULT_RIG)

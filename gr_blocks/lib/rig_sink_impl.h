@@ -1,0 +1,69 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 hilrig.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_HILRIG_RIG_SINK_IMPL_H
+#define INCLUDED_HILRIG_RIG_SINK_IMPL_H
+
+#include "formats.h"
+#include <gnuradio/hilrig/rig_sink.h>
+
+#include <hilrig/frame.hpp>
+#include <hilrig/shm_ring.hpp>
+#include <hilrig/udp.hpp>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace hilrig {
+
+class rig_sink_impl : public rig_sink
+{
+private:
+    const cpu_format d_format;
+    const ::hilrig::SampleFormat d_wire;
+    const unsigned d_channels;
+    const double d_rate_sps;
+    const bool d_crc;
+    uint32_t d_frame_bytes, d_ticks_per_frame;
+    ::hilrig::FrameHeader d_tmpl; // the constant header fields
+    ::hilrig::UdpSocket d_sock;
+    std::unique_ptr<::hilrig::ShmRing> d_ring;
+    std::vector<uint8_t> d_frame; // the frame being filled
+    uint32_t d_fill = 0;          // ticks in d_frame
+    uint64_t d_seq = 0, d_start_ns = 0;
+    std::atomic<uint64_t> d_frames_sent{ 0 }, d_samples_sent{ 0 };
+    std::atomic<bool> d_stopping{ false };
+
+    bool send_frame(uint8_t flags);
+
+public:
+    rig_sink_impl(const std::string& cpu_format,
+                  int channels,
+                  const std::string& transport,
+                  const std::string& address,
+                  int frame_bytes,
+                  double rate_sps,
+                  const std::string& wire_format,
+                  int stream_id,
+                  bool crc);
+
+    uint64_t frames_sent() const override { return d_frames_sent.load(); }
+    uint64_t samples_sent() const override { return d_samples_sent.load(); }
+
+    bool start() override;
+    bool stop() override;
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
+};
+
+} // namespace hilrig
+} // namespace gr
+
+#endif

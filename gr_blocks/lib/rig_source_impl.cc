@@ -1,0 +1,258 @@
+/* -*- c++ -*- */
+/*
+ * Copyright 2026 hilrig.
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#include "rig_source_impl.h"
+
+#include <gnuradio/io_signature.h>
+#include <hilrig/clock.hpp>
+#include <hilrig/config.hpp>
+#include <hilrig/streams.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+namespace gr {
+namespace hilrig {
+
+rig_source::sptr rig_source::make(const std::string& cpu_format,
+                                  int channels,
+                                  const std::string& transport,
+                                  const std::string& address,
+                                  int frame_bytes,
+                                  int ring_slots,
+                                  int socket_buffer_bytes,
+                                  bool stop_on_eob,
+                                  double rate_sps)
+{
+    return gnuradio::make_block_sptr<rig_source_impl>(cpu_format,
+                                                      channels,
+                                                      transport,
+                                                      address,
+                                                      frame_bytes,
+                                                      ring_slots,
+                                                      socket_buffer_bytes,
+                                                      stop_on_eob,
+                                                      rate_sps);
+}
+
+rig_source_impl::rig_source_impl(const std::string& format,
+                                 int channels,
+                                 const std::string& transport,
+                                 const std::string& address,
+                                 int frame_bytes,
+                                 int ring_slots,
+                                 int socket_buffer_bytes,
+                                 bool stop_on_eob,
+                                 double rate_sps)
+    : gr::sync_block("rig_source",
+                     gr::io_signature::make(0, 0, 0),
+                     gr::io_signature::make(checked_channels(channels, "rig_source"),
+                                            channels,
+                                            item_bytes(parse_cpu_format(format)))),
+      d_format(parse_cpu_format(format)),
+      d_channels(unsigned(channels)),
+      d_udp(transport == "udp"),
+      d_stop_on_eob(stop_on_eob),
+      d_overflow_key(pmt::mp("hilrig_overflow")),
+      d_gap_key(pmt::mp("hilrig_gap")),
+      d_missing_key(pmt::mp("missing_frames")),
+      d_dropped_key(pmt::mp("dropped_samples")),
+      d_src_id(pmt::mp(alias()))
+{
+    // The core's defaults and sizing rules, one definition: a socket buffer and ring
+    // of ~50 ms of the stream when its rate is given (StreamConfig::*_for_rate).
+    ::hilrig::StreamConfig defaults;
+    if (frame_bytes > 0)
+        defaults.frame_bytes = uint32_t(frame_bytes);
+    if (rate_sps > 0) {
+        defaults.rate_sps = rate_sps;
+        defaults.channels = d_channels;
+        defaults.sample_format = wire_of(d_format);
+        if (socket_buffer_bytes <= 0)
+            socket_buffer_bytes = int(defaults.socket_buffer_for_rate());
+        if (ring_slots <= 0)
+            ring_slots = int(defaults.ring_slots_for_rate());
+    }
+    d_frame_bytes = defaults.frame_bytes;
+    if (d_frame_bytes <= ::hilrig::kFrameHeaderBytes)
+        throw std::invalid_argument("hilrig rig_source: frame_bytes must exceed the 48-byte header");
+    try {
+        if (d_udp) {
+            auto [host, port] = parse_host_port(address.empty() ? "127.0.0.1:0" : address, "rig_source");
+            d_host = host;
+            d_sock = ::hilrig::UdpSocket::bind_to(
+                host,
+                port,
+                socket_buffer_bytes > 0 ? uint32_t(socket_buffer_bytes)
+                                        : defaults.transport.socket_buffer_bytes);
+            d_batch = std::make_unique<::hilrig::UdpRecvBatch>(64, std::size_t(d_frame_bytes) + 1, false);
+        } else if (transport == "shm") {
+            const uint32_t slots = ring_slots > 0 ? uint32_t(ring_slots) : defaults.transport.slots;
+            d_ring.reset(address.empty() ? ::hilrig::ShmRing::create(slots, d_frame_bytes)
+                                         : ::hilrig::ShmRing::open(address));
+            d_frame_bytes = d_ring->slot_bytes();
+        } else {
+            throw std::invalid_argument("hilrig rig_source: transport '" + transport +
+                                        "' is not one of udp, shm");
+        }
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string("hilrig rig_source: ") + e.what());
+    }
+    d_check = std::make_unique<::hilrig::RxChecker>(d_counters);
+}
+
+rig_source_impl::~rig_source_impl() { release_current(); }
+
+std::string rig_source_impl::endpoint() const
+{
+    if (d_ring)
+        return nlohmann::json{ { "kind", "shm" }, { "path", d_ring->path() }, { "slots", d_ring->slot_count() } }
+            .dump();
+    return nlohmann::json{ { "kind", "udp" }, { "host", d_host }, { "port", d_sock.local_port() } }.dump();
+}
+
+std::string rig_source_impl::stats_json() const
+{
+    nlohmann::json s = ::hilrig::counters_json(d_counters);
+    s["mismatched_frames"] = d_mismatched.load();
+    return s.dump();
+}
+
+bool rig_source_impl::stop()
+{
+    d_check->flush();
+    return true;
+}
+
+void rig_source_impl::release_current()
+{
+    if (d_cur.active && d_cur.from_ring)
+        d_ring->release();
+    d_cur.active = false;
+}
+
+// Accounts one received frame in the core's checker; makes it the current frame
+// when its samples fit this block, tagging overflows and gaps at its first sample.
+bool rig_source_impl::take(const uint8_t* frame, std::size_t len, bool from_ring, int produced)
+{
+    const uint64_t over0 = d_counters.overruns.load(std::memory_order_relaxed);
+    const uint64_t missing0 = d_counters.missing_frames.load(std::memory_order_relaxed);
+    const uint64_t dropped0 = d_counters.dropped_samples.load(std::memory_order_relaxed);
+    ::hilrig::FrameHeader h;
+    if (!d_check->on_frame(frame, len, ::hilrig::now_ns(), &h))
+        return false; // malformed: counted by the checker
+    d_took = true;
+    if (h.flags & ::hilrig::kFlagEOB)
+        d_eob = true;
+    const auto wire = ::hilrig::SampleFormat(h.sample_format);
+    if (h.channels != d_channels || !cpu_takes_wire(d_format, wire)) {
+        if (d_mismatched.fetch_add(1) == 0)
+            d_logger->error("frames carry " + std::to_string(h.channels) + " channel(s) of " +
+                            ::hilrig::sample_format_name(wire) + "; this block takes " +
+                            std::to_string(d_channels) +
+                            " channel(s) (sc16/sc8 output needs that wire format): skipping them");
+        return false;
+    }
+    const uint64_t offset = nitems_written(0) + uint64_t(produced);
+    const uint64_t over = d_counters.overruns.load(std::memory_order_relaxed);
+    const uint64_t missing = d_counters.missing_frames.load(std::memory_order_relaxed);
+    if (over != over0)
+        for (unsigned ch = 0; ch < d_channels; ++ch)
+            add_item_tag(ch, offset, d_overflow_key, pmt::from_uint64(over), d_src_id);
+    if (missing != missing0) {
+        pmt::pmt_t gap = pmt::make_dict();
+        gap = pmt::dict_add(gap, d_missing_key, pmt::from_uint64(missing - missing0));
+        gap = pmt::dict_add(
+            gap,
+            d_dropped_key,
+            pmt::from_uint64(d_counters.dropped_samples.load(std::memory_order_relaxed) - dropped0));
+        for (unsigned ch = 0; ch < d_channels; ++ch)
+            add_item_tag(ch, offset, d_gap_key, gap, d_src_id);
+    }
+    d_cur.payload = frame + ::hilrig::kFrameHeaderBytes;
+    d_cur.wire = wire;
+    d_cur.ticks = h.payload_bytes / (::hilrig::bytes_per_sample(wire) * h.channels);
+    d_cur.done = 0;
+    d_cur.from_ring = from_ring;
+    d_cur.active = true;
+    return true;
+}
+
+// The next frame that fits, waiting (bounded, so stop() is seen) only when asked.
+bool rig_source_impl::next_frame(bool wait, int produced)
+{
+    if (d_ring) {
+        uint32_t len = 0;
+        const uint8_t* p = wait ? d_ring->peek_wait(&len, 10'000'000) : d_ring->peek(&len);
+        for (; p; p = d_ring->peek(&len)) {
+            if (len > d_ring->slot_bytes())
+                d_check->on_malformed();
+            else if (take(p, len, true, produced))
+                return true;
+            d_ring->release();
+        }
+        d_check->on_idle(::hilrig::now_ns(), ::hilrig::kRecvTimeoutNs);
+        return false;
+    }
+    for (;;) {
+        while (d_batch_next < d_batch_msgs) {
+            const unsigned i = unsigned(d_batch_next++);
+            if (d_batch->truncated(i) || d_batch->len(i) > d_frame_bytes)
+                d_check->on_malformed();
+            else if (take(d_batch->data(i), d_batch->len(i), false, produced))
+                return true;
+        }
+        d_batch_msgs = d_batch_next = 0;
+        const int r = d_batch->recv(d_sock.fd());
+        if (r > 0) {
+            d_batch_msgs = r;
+            continue;
+        }
+        if (r < 0)
+            d_logger->error(std::string("receive failed: ") + std::strerror(errno));
+        d_check->on_idle(::hilrig::now_ns(), ::hilrig::kRecvTimeoutNs);
+        if (!wait)
+            return false;
+        wait = false;
+        d_sock.wait_readable(10);
+    }
+}
+
+int rig_source_impl::work(int noutput_items,
+                          gr_vector_const_void_star& /*input_items*/,
+                          gr_vector_void_star& output_items)
+{
+    int produced = 0;
+    while (produced < noutput_items) {
+        if (!d_cur.active) {
+            if ((d_eob && d_stop_on_eob) || !next_frame(produced == 0, produced))
+                break;
+            continue;
+        }
+        const int n = int(std::min<uint64_t>(d_cur.ticks - d_cur.done, uint64_t(noutput_items - produced)));
+        const unsigned wb = ::hilrig::bytes_per_sample(d_cur.wire);
+        const uint8_t* first = d_cur.payload + d_cur.done * d_channels * wb;
+        deinterleave(first, d_cur.wire, d_channels, std::size_t(n), d_format, output_items.data(),
+                     std::size_t(produced));
+        d_cur.done += uint64_t(n);
+        produced += n;
+        if (d_cur.done == d_cur.ticks)
+            release_current();
+    }
+    if (d_took) {
+        d_check->on_batch_done(::hilrig::now_ns());
+        d_took = false;
+    }
+    if (produced == 0 && d_eob && d_stop_on_eob && !d_cur.active)
+        return WORK_DONE;
+    return produced;
+}
+
+} /* namespace hilrig */
+} /* namespace gr */

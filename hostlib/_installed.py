@@ -1,0 +1,31 @@
+"""Files the hostlib package carries beside its modules, found relative to the package
+itself (never to a repository checkout): an installed wheel and the dev tree have the
+same layout (docs/architecture.md, "Build outputs").
+
+    hostlib/_native*.so         the pybind11 module
+    hostlib/bin/hilrig-sim      the simulator; hilrig-bench, the bench's native half
+    hostlib/rigs/sim.yaml       the default rig
+    hostlib/soapy_modules/      the SoapySDR module driver=hilrig (wheel only)
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def packaged_executable(name: str) -> Path | None:
+    """hostlib/bin/<name> if it is there and executable."""
+    path = PACKAGE_DIR / "bin" / name
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def packaged_rig(name: str) -> Path:
+    """hostlib/rigs/<name>.yaml (may not exist: only the simulator rig is packaged)."""
+    return PACKAGE_DIR / "rigs" / f"{name}.yaml"
+
+
+def packaged_soapy_modules() -> Path | None:
+    path = PACKAGE_DIR / "soapy_modules"
+    return path if path.is_dir() else None

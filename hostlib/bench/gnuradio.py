@@ -1,0 +1,167 @@
+"""`make bench` rows for gr-hilrig (BENCH_ONLY=gnuradio), each beside a GNU Radio peer in
+the same run (docs/gnuradio.md). Run outside ctest: its wrappers set VOLK_GENERIC=1.
+
+- rig_source (shm) -> pattern_check, fed by pattern_source -> rig_sink in the same
+  flowgraph, items/s beside null_source -> head -> copy -> null_sink (same 4-byte items);
+- pattern_source -> pattern_check GB/s beside null_source -> head -> copy -> null_sink;
+- rig_source (UDP, 8000-byte frames) zero-loss rate from the simulator beside GNU Radio's
+  network.udp_source fed by the same simulator, found by the same search.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any, Callable
+
+ITEM_BYTES = 4            # sc16
+FRAME_BYTES = 8000
+
+
+def _timed(tb: Any) -> float:
+    t0 = time.perf_counter()
+    tb.run()
+    return time.perf_counter() - t0
+
+
+def _copy_chain(n: int) -> float:
+    from gnuradio import blocks, gr
+
+    tb = gr.top_block()
+    tb.connect(blocks.null_source(ITEM_BYTES), blocks.head(ITEM_BYTES, n), blocks.copy(ITEM_BYTES),
+               blocks.null_sink(ITEM_BYTES))
+    return n / _timed(tb)
+
+
+def _shm_chain(n: int) -> float:
+    from gnuradio import blocks, gr, hilrig
+
+    tb = gr.top_block()
+    src = hilrig.rig_source("sc16", 1, "shm", "", FRAME_BYTES)
+    chk = hilrig.pattern_check("sc16", 1, stop_after_samples=n, stats_interval_s=0)
+    sink = hilrig.rig_sink("sc16", 1, "shm", src.endpoint()["path"], FRAME_BYTES)
+    tb.connect(hilrig.pattern_source("sc16", 1), blocks.head(ITEM_BYTES, n + 10_000), sink)
+    tb.connect(src, chk)
+    rate = n / _timed(tb)
+    if chk.samples() != n or chk.pattern_errors() or chk.gaps():
+        raise RuntimeError(f"rig_source shm chain lost or corrupted samples: {chk.stats()}")
+    return rate
+
+
+def _check_chain(n: int) -> float:
+    from gnuradio import gr, hilrig
+
+    tb = gr.top_block()
+    chk = hilrig.pattern_check("sc16", 1, stop_after_samples=n, stats_interval_s=0)
+    tb.connect(hilrig.pattern_source("sc16", 1), chk)
+    rate = n / _timed(tb)
+    if chk.pattern_errors():
+        raise RuntimeError("pattern_check found errors in pattern_source's stream")
+    return rate
+
+
+def _median_of(fn: Callable[[int], float], n: int, repeats: int) -> tuple[float, float, float]:
+    xs = [fn(n) for _ in range(repeats)]
+    return statistics.median(xs), min(xs), max(xs)
+
+
+def _fmt(r: tuple[float, float, float]) -> str:
+    return f"{r[0] / 1e6:7.1f} M items/s ({r[1] / 1e6:.0f}-{r[2] / 1e6:.0f})"
+
+
+class _Endpoint:
+    """A receiver the simulator sends to, for the Simulator helper (it asks endpoint())."""
+
+    def __init__(self, port: int):
+        self.port = port
+
+    def endpoint(self) -> dict:
+        return {"kind": "udp", "host": "127.0.0.1", "port": self.port}
+
+
+def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, float]:
+    """The simulator at rate_sps into rig_source or network.udp_source for window_s:
+    clean when every frame it sent arrived (and, for rig_source, checked clean)."""
+    import socket
+
+    from gnuradio import blocks, gr, hilrig, network
+    from gnuradio.hilrig.simulator import Simulator, case_from
+
+    case = case_from(master_clock=f"{rate_sps} Hz", decimation=1, duration=f"{window_s} s",
+                     transport={"kind": "udp", "frame_bytes": FRAME_BYTES, "socket_buffer": 4 << 20})
+    tb = gr.top_block()
+    if receiver == "rig_source":
+        src = hilrig.rig_source("sc16", 1, "udp", "127.0.0.1:0", FRAME_BYTES, 0, 0, True, rate_sps)
+        chk = hilrig.pattern_check("sc16", 1, stats_interval_s=0)
+        tb.connect(src, chk)
+        target: Any = src
+    else:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:   # a free port for udp_source
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        src = network.udp_source(1, 1, port, 0, FRAME_BYTES, False, False, False)
+        sink = blocks.null_sink(1)
+        tb.connect(src, sink)
+        target = _Endpoint(port)
+    sim = Simulator(target, case)
+    tb.start()
+    time.sleep(0.3)   # the flowgraph's threads are up before the first frame arrives
+    try:
+        sim.start()
+        time.sleep(window_s)
+        dev = sim.stop()
+    finally:
+        sim.close()
+    if receiver == "rig_source":
+        tb.wait()   # ends at the simulator's EOB
+        s = src.stats()
+        ok = s["missing_frames"] == 0 and s["overruns"] == 0 and chk.pattern_errors() == 0 and chk.gaps() == 0
+        return ok and dev.get("overflow_frames", 0) == 0, float(dev["frames_sent"])
+    # Let udp_source drain the socket: wait until its count stops growing (<= 3 s).
+    got, deadline = -1, time.monotonic() + 3.0
+    while time.monotonic() < deadline and sink.nitems_read(0) != got:
+        got = sink.nitems_read(0)
+        time.sleep(0.3)
+    tb.stop()
+    tb.wait()
+    got = sink.nitems_read(0)
+    # frames_sent counts the simulator's 48-byte EOB frame, which udp_source (payload
+    # size 8000) never outputs, and udp_source outputs a datagram only when the next
+    # one arrives (measured: 51 of 52 from a plain socket at 50/s): so the last two.
+    sent = int(dev["frames_sent"]) * FRAME_BYTES
+    ok = got >= sent - 2 * FRAME_BYTES and dev.get("overflow_frames", 0) == 0
+    return ok and got <= sent, float(dev["frames_sent"])
+
+
+def _zero_loss_sps(receiver: str, window_s: float, ceiling_sps: float, steps: int = 6) -> float:
+    """Highest rate with a clean window: halve down from the ceiling, then bisect."""
+    hi, lo = ceiling_sps, ceiling_sps / 2
+    while not _udp_window(receiver, lo, window_s)[0]:
+        hi, lo = lo, lo / 2
+        if lo < 1e4:
+            return 0.0
+    for _ in range(steps - 1):
+        mid = (lo + hi) / 2
+        if _udp_window(receiver, mid, window_s)[0]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def rows(window_s: float, repeats: int) -> list[tuple]:
+    """(row, size, rig, rig CPU %, peer, peer, ratio) rows for the bench table."""
+    n = 50_000_000 if window_s >= 10 else 20_000_000
+    out: list[tuple] = []
+    copy_r = _median_of(_copy_chain, n, repeats)
+    shm_r = _median_of(_shm_chain, n, repeats)
+    out.append(("GR rig_source shm -> pattern_check", f"{FRAME_BYTES} B", _fmt(shm_r), "-",
+                "null_source->copy->null_sink", _fmt(copy_r), f"{shm_r[0] / copy_r[0]:.2f}"))
+    chk_r = _median_of(_check_chain, n, repeats)
+    out.append(("GR pattern_source -> pattern_check", f"{ITEM_BYTES} B items",
+                f"{chk_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", "-", "null_source->copy->null_sink",
+                f"{copy_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", f"{chk_r[0] / copy_r[0]:.2f}"))
+    rig = _zero_loss_sps("rig_source", window_s, 100e6)
+    peer = _zero_loss_sps("udp_source", window_s, 100e6)
+    out.append(("GR UDP zero-loss from hilrig-sim", f"{FRAME_BYTES} B", f"{rig / 1e6:7.1f} MS/s", "-",
+                "network.udp_source", f"{peer / 1e6:7.1f} MS/s", f"{rig / peer:.2f}" if peer else "n/a"))
+    return out
