@@ -185,7 +185,9 @@ def load_rig(path: str | Path) -> Rig:
 
 
 def _known_rigs_hint() -> str:
-    names = sorted(p.stem for p in (REPO_ROOT / "rigs").glob("*.yaml"))
+    # The rigs a bare name can reach (resolve_rig_path): ./rigs/ and those the package carries.
+    names = sorted({p.stem for p in (Path.cwd() / "rigs").glob("*.yaml")}
+                   | {p.stem for p in packaged_rig("*").parent.glob("*.yaml")})
     return (f"rigs by name: {', '.join(names)} (rigs/<name>.yaml), or give a path" if names
             else "give the path of a rig file")
 
