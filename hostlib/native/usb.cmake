@@ -27,3 +27,14 @@ if(HILRIG_BUILD_TESTS AND GTest_FOUND)
   gtest_discover_tests(hilrig_usb_umockdev_tests TEST_PREFIX usb.umockdev.
     PROPERTIES ENVIRONMENT "LD_PRELOAD=libumockdev-preload.so.0" TIMEOUT 60)
 endif()
+
+if(HILRIG_BUILD_TESTS)
+  # The same emulated board as a Python module for hostlib/tests/test_usb_umockdev.py
+  # (the usb driver end to end); it stays in the build tree.
+  pkg_check_modules(UMOCKDEV_PY IMPORTED_TARGET umockdev-1.0)
+  if(UMOCKDEV_PY_FOUND)
+    pybind11_add_module(_usb_mock tests/usb_mock_module.cpp)
+    target_link_libraries(_usb_mock PRIVATE hilrig::core PkgConfig::UMOCKDEV_PY)
+    set_target_properties(_usb_mock PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/test-modules)
+  endif()
+endif()
