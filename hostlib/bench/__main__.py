@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._installed import packaged_executable
+from . import usb_umockdev
 from .._process import stop_process
 from . import pymmap
 
@@ -216,7 +217,7 @@ def main() -> int:
     confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
     sim_s = 30.0 if long else 3.0
     repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim").split(",")))
+    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,usb").split(",")))
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
@@ -285,6 +286,19 @@ def main() -> int:
             f"{s.get('throughput_Bps', 0) / 1e9:6.2f} GB/s missing={s.get('missing_frames', 0):.0f} "
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-")
+    if "usb" in only:
+        # The libusb path against umockdev's emulated board: umockdev is the ceiling (docs/usb.md).
+        for transfer_bytes, transfers in ((16 * 1024, 16), (256 * 1024, 16)):
+            u = usb_umockdev.run(transfer_bytes, transfers, window_s * 2)
+            if u.get("error") or "bytes_per_s" not in u:
+                add("USB libusb via umockdev", f"{transfer_bytes // 1024} KiB x {transfers}", f"error: {u.get('error')}",
+                    "-", "-", "-", "-")
+                continue
+            ok = u["pattern_errors"] == 0 and u["missing_frames"] == 0
+            add("USB libusb via umockdev, checked" + ("" if ok else " (ERRORS!)"),
+                f"{transfer_bytes // 1024} KiB x {transfers}",
+                f"{u['bytes_per_s'] / 1e6:6.1f} MB/s {u['transfers_per_s']:6.0f} transfers/s",
+                f"{u['process_cpu_percent']:.0f}", "umockdev is the ceiling", "-", "-")
     for r in rows:
         table.add_row(*r)
     out = Console(width=200)
