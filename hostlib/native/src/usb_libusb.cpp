@@ -171,10 +171,12 @@ LibusbBackend::LibusbBackend(const UsbDeviceMatch& m) : interface_(m.interface) 
 }
 
 LibusbBackend::~LibusbBackend() {
-  for (auto& b : bindings_)
-    if (b->xfer) libusb_free_transfer(b->xfer);
+  // Close first: libusb_close drops transfers still in flight (ones a dead device never
+  // gave back), so freeing them afterwards frees nothing libusb still holds.
   if (claimed_) libusb_release_interface(handle_, interface_);
   if (handle_) libusb_close(handle_);
+  for (auto& b : bindings_)
+    if (b->xfer) libusb_free_transfer(b->xfer);
   if (ctx_) libusb_exit(ctx_);
 }
 
