@@ -80,6 +80,14 @@ class _UsbArgsModel(BaseModel):
     lock: Annotated[bool, Field(strict=True)] | None = None
 
 
+_USB_ARG_HINTS = {
+    "vid_pid": "VID:PID in hex as lsusb shows it, e.g. \"1209:4852\" (quoted)",
+    "endpoint_in": "an IN endpoint address, 0x81..0x8f (bit 7 set), as lsusb -v shows bEndpointAddress",
+    "endpoint_out": "an OUT endpoint address, 0x01..0x0f",
+    "interface": "the bInterfaceNumber to claim, 0..255",
+}
+
+
 class _DeviceModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     driver: Literal["sim", "uhd", "soapy", "usb"]
@@ -102,7 +110,8 @@ class _DeviceModel(BaseModel):
         try:
             args = _UsbArgsModel.model_validate(self.args)
         except ValidationError as e:
-            raise ValueError("; ".join(f"args.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            raise ValueError("; ".join(f"args.{'.'.join(str(p) for p in err['loc'])}: "
+                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} (got {err.get('input')!r})"
                                        for err in e.errors())) from None
         if not args.vid_pid and not self.serial:
             raise ValueError("a usb device needs args.vid_pid ('VVVV:PPPP', as lsusb shows it) or serial, or both")

@@ -84,8 +84,8 @@ def test_usb_rig_entry_defaults(usb_rig):
 
 @pytest.mark.parametrize("args, text", [
     ("{interface: 0}", "needs args.vid_pid ('VVVV:PPPP', as lsusb shows it) or serial"),
-    ('{vid_pid: "1209-4852"}', "args.vid_pid: String should match pattern"),
-    ('{vid_pid: "1209:4852", endpoint_in: 0x01}', "args.endpoint_in"),
+    ('{vid_pid: "1209-4852"}', "args.vid_pid: VID:PID in hex as lsusb shows it"),
+    ('{vid_pid: "1209:4852", endpoint_in: 0x01}', "args.endpoint_in: an IN endpoint address, 0x81..0x8f (bit 7 set)"),
     ('{vid_pid: "1209:4852", framing: zlp}', "args.framing"),
     ('{vid_pid: "1209:4852", vid: 1}', "args.vid: Extra inputs are not permitted"),
 ])
