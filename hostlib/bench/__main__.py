@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._installed import packaged_executable
-from . import usb_umockdev
+from . import usb_link, usb_umockdev
 from .._process import stop_process
 from . import pymmap
 
@@ -287,6 +287,18 @@ def main() -> int:
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-")
     if "usb" in only:
+        # The host engine over the simulated USB links (in-process device, bus model).
+        B210_MAX_BPS = 245.76e6  # 61.44 MS/s sc16
+        u3 = usb_link.run("usb3", "loopback", 64 * 1024, 16, window_s)
+        both = u3["rx_Bps"] + u3["tx_Bps"]
+        add("USB engine, sim usb3 link, rx+tx" + ("" if u3["ok"] else " (ERRORS!)"), "64 KiB x 16",
+            f"{both / 1e6:6.1f} MB/s (rx {u3['rx_Bps'] / 1e6:.1f} + tx {u3['tx_Bps'] / 1e6:.1f})",
+            f"{u3['cpu_percent']:.0f}", "2 x B210 max", f"{2 * B210_MAX_BPS / 1e6:.2f} MB/s",
+            f"{both / (2 * B210_MAX_BPS):.2f}")
+        u2 = usb_link.run("usb2", "rx", 16 * 1024, 16, window_s)
+        add("USB engine, sim usb2 link, rx" + ("" if u2["ok"] else " (ERRORS!)"), "16 KiB x 16",
+            f"{u2['rx_Bps'] / 1e6:6.1f} MB/s", f"{u2['cpu_percent']:.0f}", "USB 2 bus ceiling", "53.25 MB/s",
+            f"{u2['rx_Bps'] / 53.248e6:.2f}")
         # The libusb path against umockdev's emulated board: umockdev is the ceiling (docs/usb.md).
         for transfer_bytes, transfers in ((16 * 1024, 16), (256 * 1024, 16)):
             u = usb_umockdev.run(transfer_bytes, transfers, window_s * 2)

@@ -12,6 +12,7 @@
 #include "json_bridge.hpp"
 #include "hilrig/usb_engine.hpp"
 #include "hilrig/usb_libusb.hpp"
+#include "hilrig/usb_model_backend.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -20,7 +21,9 @@ namespace {
 using hilrig_py::from_json;
 using hilrig_py::to_json;
 
-// The stream config with transport {"kind": "usb", <UsbLinkConfig keys>, "device": {vid_pid, serial, interface}}.
+// The stream config with transport {"kind": "usb", <UsbLinkConfig keys>, "device": {vid_pid, serial, interface}}
+// (a real board over libusb) or {"kind": "usb", ..., "link": "usb2"|"usb3"} (a device simulated in-process
+// over the bus model).
 struct UsbStream {
   explicit UsbStream(const json& config) {
     if (!config.contains("transport") || !config["transport"].is_object())
@@ -32,8 +35,14 @@ struct UsbStream {
     rest["transport"] = {{"kind", "shm"}};  // the frame geometry is checked without a socket/ring limit
     const hilrig::StreamConfig cfg = hilrig::parse_stream_config(rest);
     const hilrig::UsbLinkConfig link = hilrig::parse_usb_link(t);
-    const hilrig::UsbDeviceMatch match = hilrig::parse_usb_match(t.value("device", json::object()));
-    engine = std::make_unique<hilrig::UsbEngine>(std::make_unique<hilrig::LibusbBackend>(match), cfg, link);
+    std::unique_ptr<hilrig::UsbBackend> backend;
+    if (t.contains("device"))
+      backend = std::make_unique<hilrig::LibusbBackend>(hilrig::parse_usb_match(t["device"]));
+    else if (t.contains("link"))  // no device: the in-process device over the bus model
+      backend = std::make_unique<hilrig::UsbModelBackend>(hilrig::parse_usb_link_kind(t["link"].get<std::string>()), cfg);
+    else
+      throw std::invalid_argument("UsbStream config: transport needs \"device\" (a real board) or \"link\": usb2|usb3 (the bus model)");
+    engine = std::make_unique<hilrig::UsbEngine>(std::move(backend), cfg, link);
   }
   std::unique_ptr<hilrig::UsbEngine> engine;
 };

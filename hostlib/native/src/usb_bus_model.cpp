@@ -41,6 +41,27 @@ UsbBusModel::UsbBusModel(const UsbBusParams& p, const UsbDirectionSetup& in, con
       for (std::uint32_t i = 0; i < d->setup.transfers; ++i) d->queue.push_back({d->setup.transfer_bytes, 0});
 }
 
+UsbBusModel::UsbBusModel(const UsbBusParams& p) : UsbBusModel(p, UsbDirectionSetup{}, UsbDirectionSetup{}) {
+  steady_ = false;
+  in_.setup.enabled = out_.setup.enabled = true;
+  in_.setup.transfers = out_.setup.transfers = 0;
+}
+
+void UsbBusModel::submit(bool in, std::uint64_t bytes, std::uint64_t tag, std::uint64_t ready_at_slot) {
+  (in ? in_ : out_).queue.push_back({bytes, std::max(slots_, ready_at_slot), tag, bytes});
+}
+
+bool UsbBusModel::cancel(bool in, std::uint64_t tag) {
+  auto& q = (in ? in_ : out_).queue;
+  for (auto it = q.begin(); it != q.end(); ++it)
+    if (it->tag == tag) {
+      done_.push_back({in, tag, it->size - it->left});
+      q.erase(it);
+      return true;
+    }
+  return false;
+}
+
 void UsbBusModel::device_side(Dir& d, bool is_in) {
   const double rate = d.setup.device_rate_bytes_per_s;
   if (!d.setup.enabled || rate <= 0) return;
@@ -90,32 +111,39 @@ bool UsbBusModel::packet(Dir& d, bool is_in) {
   ++d.stats.packets;
   if (t.left == 0) {
     ++d.stats.transfers_done;
-    d.queue.pop_front();
-    d.queue.push_back({d.setup.transfer_bytes, slots_ + 1 + completion_slots_});
+    if (steady_) {
+      d.queue.pop_front();
+      d.queue.push_back({d.setup.transfer_bytes, slots_ + 1 + completion_slots_});
+    } else {
+      done_.push_back({is_in, t.tag, t.size});
+      d.queue.pop_front();
+    }
   }
   return true;
 }
 
-void UsbBusModel::step() {
-  // One interval = packets_per_microframe slots. Half duplex: IN and OUT take turns
-  // for each slot (round robin, as a host controller alternates endpoints); dual
-  // simplex: each direction has every slot of its own lane.
-  for (std::uint32_t s = 0; s < p_.packets_per_microframe; ++s) {
-    device_side(in_, true);
-    device_side(out_, false);
-    if (p_.half_duplex) {
-      if (in_turn_) {
-        if (!packet(in_, true)) packet(out_, false);
-      } else if (!packet(out_, false)) {
-        packet(in_, true);
-      }
-      in_turn_ = !in_turn_;
-    } else {
+void UsbBusModel::step_slot() {
+  // Half duplex: IN and OUT take turns for each slot (round robin, as a host
+  // controller alternates endpoints); dual simplex: each direction has every slot of
+  // its own lane.
+  device_side(in_, true);
+  device_side(out_, false);
+  if (p_.half_duplex) {
+    if (in_turn_) {
+      if (!packet(in_, true)) packet(out_, false);
+    } else if (!packet(out_, false)) {
       packet(in_, true);
-      packet(out_, false);
     }
-    ++slots_;
+    in_turn_ = !in_turn_;
+  } else {
+    packet(in_, true);
+    packet(out_, false);
   }
+  ++slots_;
+}
+
+void UsbBusModel::step() {
+  for (std::uint32_t s = 0; s < p_.packets_per_microframe; ++s) step_slot();
 }
 
 void UsbBusModel::run_for(double seconds) {

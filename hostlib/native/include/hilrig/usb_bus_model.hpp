@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 namespace hilrig {
 
@@ -54,9 +55,28 @@ struct UsbDirectionStats {
 
 class UsbBusModel {
  public:
+  // Steady state: each direction keeps setup.transfers queued, each requeued after the
+  // completion cost (what a host engine with N in flight does).
   UsbBusModel(const UsbBusParams& p, const UsbDirectionSetup& in, const UsbDirectionSetup& out);
-  // Advances one bus interval.
+  // Driven from outside: transfers are submitted (submit) and come back through
+  // completions(); the host's completion cost is then whatever the host takes.
+  explicit UsbBusModel(const UsbBusParams& p);
+  struct Done {
+    bool in;
+    std::uint64_t tag;
+    std::uint64_t bytes;
+  };
+  // ready_at_slot: when the host queued it (default now; a host running behind the
+  // model's clock queues it at its own time, so a slow host is not given bus time back).
+  void submit(bool in, std::uint64_t bytes, std::uint64_t tag, std::uint64_t ready_at_slot = 0);
+  // Takes a queued transfer back (not yet finished): true when it was queued.
+  bool cancel(bool in, std::uint64_t tag);
+  std::vector<Done>& completions() { return done_; }
+  // Advances one packet slot / one bus interval.
+  void step_slot();
   void step();
+  std::uint64_t slots() const { return slots_; }
+  double slot_s() const { return p_.microframe_s / p_.packets_per_microframe; }
   // Advances whole intervals until `seconds` of bus time have passed.
   void run_for(double seconds);
   double now_s() const { return double(slots_) * p_.microframe_s / p_.packets_per_microframe; }
@@ -67,7 +87,8 @@ class UsbBusModel {
  private:
   struct Transfer {
     std::uint64_t left;      // bytes still to move
-    std::uint64_t ready_at;  // interval from which the host has it queued
+    std::uint64_t ready_at;  // slot from which the host has it queued
+    std::uint64_t tag = 0, size = 0;
   };
   struct Dir {
     UsbDirectionSetup setup;
@@ -85,6 +106,8 @@ class UsbBusModel {
   std::uint64_t slots_ = 0;             // packet slots elapsed (interval / packets_per_microframe each)
   std::uint64_t completion_slots_ = 0;  // the completion cost in slots
   bool in_turn_ = true;                 // half duplex: whose turn the next slot is (round robin across intervals)
+  bool steady_ = true;                  // requeue finished transfers itself (else report them in done_)
+  std::vector<Done> done_;
 };
 
 }  // namespace hilrig
