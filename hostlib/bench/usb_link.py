@@ -11,10 +11,12 @@ from ..transports import native
 FRAME_BYTES = 8192
 
 
-def run(link: str, direction: str, transfer_bytes: int, transfers: int, seconds: float) -> dict:
-    stream = native().UsbStream({"direction": direction, "frame_bytes": FRAME_BYTES, "rate_sps": 1e6,
+def run(link: str, direction: str, transfer_bytes: int, transfers: int, seconds: float,
+        rate_sps: float = 1e6, fifo_bytes: int = 0) -> dict:
+    """fifo_bytes 0: the device streams as fast as the bus; else at rate_sps (sc16) through that FIFO."""
+    stream = native().UsbStream({"direction": direction, "frame_bytes": FRAME_BYTES, "rate_sps": rate_sps,
                                  "transport": {"kind": "usb", "link": link, "transfer_bytes": transfer_bytes,
-                                               "transfers": transfers}})
+                                               "transfers": transfers, "fifo_bytes": fifo_bytes}})
     stream.start()
     time.sleep(0.3)  # warm-up
     a, t0 = stream.stats(), time.monotonic()
@@ -28,5 +30,6 @@ def run(link: str, direction: str, transfer_bytes: int, transfers: int, seconds:
     side = "rx" if "rx" in b else "tx"
     cpu = (b[side]["thread_cpu_ns"] - a[side]["thread_cpu_ns"]) / dt / 1e9 * 100
     r = final.get("rx", {})
-    ok = not final["error"] and r.get("pattern_errors", 0) == 0 and r.get("missing_frames", 0) == 0
+    ok = (not final["error"] and r.get("pattern_errors", 0) == 0 and r.get("missing_frames", 0) == 0
+          and final["device_stats"].get("overflow_events", 0) == 0)
     return {"rx_Bps": rx, "tx_Bps": tx, "cpu_percent": cpu, "ok": ok, "error": final["error"]}

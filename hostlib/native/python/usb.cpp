@@ -39,7 +39,8 @@ struct UsbStream {
     if (t.contains("device"))
       backend = std::make_unique<hilrig::LibusbBackend>(hilrig::parse_usb_match(t["device"]));
     else if (t.contains("link"))  // no device: the in-process device over the bus model
-      backend = std::make_unique<hilrig::UsbModelBackend>(hilrig::parse_usb_link_kind(t["link"].get<std::string>()), cfg);
+      backend = std::make_unique<hilrig::UsbModelBackend>(hilrig::parse_usb_link_kind(t["link"].get<std::string>()), cfg,
+                                                          t.value("fifo_bytes", std::uint64_t(0)));
     else
       throw std::invalid_argument("UsbStream config: transport needs \"device\" (a real board) or \"link\": usb2|usb3 (the bus model)");
     engine = std::make_unique<hilrig::UsbEngine>(std::move(backend), cfg, link);

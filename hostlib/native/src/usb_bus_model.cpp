@@ -47,6 +47,12 @@ UsbBusModel::UsbBusModel(const UsbBusParams& p) : UsbBusModel(p, UsbDirectionSet
   in_.setup.transfers = out_.setup.transfers = 0;
 }
 
+void UsbBusModel::set_device(bool in, double rate_bytes_per_s, std::uint64_t fifo_bytes) {
+  Dir& d = in ? in_ : out_;
+  d.setup.device_rate_bytes_per_s = rate_bytes_per_s;
+  d.setup.device_fifo_bytes = fifo_bytes;
+}
+
 void UsbBusModel::submit(bool in, std::uint64_t bytes, std::uint64_t tag, std::uint64_t ready_at_slot) {
   (in ? in_ : out_).queue.push_back({bytes, std::max(slots_, ready_at_slot), tag, bytes});
 }

@@ -347,6 +347,7 @@ nlohmann::json UsbEngine::stats() const {
   const std::uint64_t cpu = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
   nlohmann::json s;
   s["device"] = backend_->describe();
+  s["device_stats"] = backend_->device_stats();
   s["error"] = error();
   if (cfg_.direction != Direction::tx) {
     s["rx"] = counters_json(rx_);

@@ -6,10 +6,22 @@
 
 namespace hilrig {
 
-UsbModelBackend::UsbModelBackend(UsbLinkKind link, const StreamConfig& device)
+UsbModelBackend::UsbModelBackend(UsbLinkKind link, const StreamConfig& device, std::uint64_t fifo_bytes)
     : model_(UsbBusParams::for_link(link)), cfg_(device), framer_(device), frame_len_(framer_.frame_len()),
       device_check_(device_rx_), slot_ns_(model_.slot_s() * 1e9),
-      name_(std::string("simulated ") + (link == UsbLinkKind::usb2 ? "usb2" : "usb3") + " link") {}
+      name_(std::string("simulated ") + (link == UsbLinkKind::usb2 ? "usb2" : "usb3") + " link") {
+  if (fifo_bytes) {
+    // Bytes on the bus per second: whole frames at the device's sample rate.
+    const double bytes_per_s = device.rate_sps / double(device.samples_per_frame()) * double(frame_len_);
+    model_.set_device(true, bytes_per_s, fifo_bytes);
+    model_.set_device(false, bytes_per_s, fifo_bytes);
+  }
+}
+
+nlohmann::json UsbModelBackend::device_stats() const {
+  return {{"overflow_events", overflow_events_.load()}, {"overflow_frames", overflow_frames_.load()},
+          {"underruns", underruns_.load()}, {"fifo_peak_bytes", fifo_peak_.load()}, {"tx", counters_json(device_rx_)}};
+}
 
 void UsbModelBackend::prepare(UsbTransfer& t, Completion done, void* engine) {
   done_ = done;
@@ -55,10 +67,19 @@ void UsbModelBackend::handle_events(std::uint32_t timeout_us) {
           t.status = UsbStatus::cancelled;
           t.actual = 0;
         } else if (d.in) {
-          // The device sends whole frames of its stream.
+          // The device sends whole frames of its stream; frames its FIFO had no room
+          // for are gone (their seqs skipped) and the next frame says so.
+          const std::uint64_t lost = model_.in().overflow_bytes / frame_len_;
+          std::uint8_t flags = 0;
+          if (lost > lost_frames_) {
+            device_seq_ += lost - lost_frames_;
+            lost_frames_ = lost;
+            flags = kFlagOverflowBefore;
+          }
           for (std::uint32_t off = 0; off + frame_len_ <= t.actual; off += frame_len_) {
-            framer_.build(device_seq_++, 0, t.buffer + off);
+            framer_.build(device_seq_++, flags, t.buffer + off);
             finish_frame(t.buffer + off, cfg_.crc, ts);
+            flags = 0;
           }
         } else {
           FrameHeader h;
@@ -68,6 +89,10 @@ void UsbModelBackend::handle_events(std::uint32_t timeout_us) {
         }
         done_(engine_, t);
       }
+      overflow_events_.store(model_.in().overflow_events, std::memory_order_relaxed);
+      overflow_frames_.store(lost_frames_, std::memory_order_relaxed);
+      underruns_.store(model_.out().underrun_events, std::memory_order_relaxed);
+      fifo_peak_.store(std::max(model_.in().fifo_peak_bytes, model_.out().fifo_peak_bytes), std::memory_order_relaxed);
       return;
     }
     if (now >= deadline) return;

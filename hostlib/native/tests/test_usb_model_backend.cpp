@@ -75,3 +75,40 @@ TEST(UsbModelBackend, Usb2LoopbackSharesTheBusAndTheDeviceChecksOut) {
 }
 
 }  // namespace
+
+namespace {
+
+// A 16-bit I/Q device at master clock 64 MHz: decimation 16 = 4 MS/s = 16 MB/s fits USB 2;
+// decimation 4 = 16 MS/s = 64 MB/s does not, and its FIFO overflows.
+nlohmann::json paced_rx(double rate_sps, std::uint64_t fifo_bytes) {
+  StreamConfig c = stream(Direction::rx);
+  c.rate_sps = rate_sps;
+  UsbEngine e(std::make_unique<UsbModelBackend>(UsbLinkKind::usb2, c, fifo_bytes), c, link(16384, 16));
+  e.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  e.stop();
+  return e.stats();
+}
+
+TEST(UsbModelBackend, PacedDeviceThatFitsTheBusNeverOverflows) {
+  const auto st = paced_rx(4e6, 65536);
+  EXPECT_EQ(st["error"], "");
+  EXPECT_GT(st["rx"]["frames_received"].get<std::uint64_t>(), 100u);
+  EXPECT_EQ(st["device_stats"]["overflow_events"], 0);
+  EXPECT_EQ(st["rx"]["missing_frames"], 0);
+  EXPECT_EQ(st["rx"]["overruns"], 0);
+  EXPECT_EQ(st["rx"]["pattern_errors"], 0);
+}
+
+TEST(UsbModelBackend, PacedDeviceAboveTheBusOverflowsAndEveryLostFrameIsCounted) {
+  const auto st = paced_rx(16e6, 65536);
+  EXPECT_EQ(st["error"], "");
+  EXPECT_GE(st["device_stats"]["overflow_events"].get<std::uint64_t>(), 1u);
+  const auto lost = st["device_stats"]["overflow_frames"].get<std::uint64_t>();
+  EXPECT_GE(lost, 1u);
+  EXPECT_EQ(st["rx"]["missing_frames"].get<std::uint64_t>(), lost);  // exactly what the device dropped
+  EXPECT_GE(st["rx"]["overruns"].get<std::uint64_t>(), 1u);           // flagged OVERFLOW_BEFORE
+  EXPECT_EQ(st["rx"]["pattern_errors"], 0);
+}
+
+}  // namespace

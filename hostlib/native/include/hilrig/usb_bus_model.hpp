@@ -72,6 +72,9 @@ class UsbBusModel {
   // Takes a queued transfer back (not yet finished): true when it was queued.
   bool cancel(bool in, std::uint64_t tag);
   std::vector<Done>& completions() { return done_; }
+  // The device behind a direction: produces (IN) / consumes (OUT) rate bytes/s through a
+  // FIFO of fifo_bytes (0 = unbounded); rate 0 = always has data / room.
+  void set_device(bool in, double rate_bytes_per_s, std::uint64_t fifo_bytes);
   // Advances one packet slot / one bus interval.
   void step_slot();
   void step();

@@ -68,6 +68,8 @@ class UsbBackend {
   virtual void release(UsbTransfer& t) = 0;
   // Runs completions for up to timeout_us (the event loop of this backend's context).
   virtual void handle_events(std::uint32_t timeout_us) = 0;
+  // What the device side reports about itself, if the backend knows (a simulated device).
+  virtual nlohmann::json device_stats() const { return nlohmann::json::object(); }
 };
 
 // How frames sit in transfers. packed: whole frames back to back, a transfer holds
@@ -124,7 +126,8 @@ class UsbEngine {
   bool running() const { return thread_.joinable() && !finished_.load(); }
   // Non-empty after a fatal transfer error (stall, device gone, ...): names the device.
   std::string error() const;
-  // {"device", "rx": RxStream keys, "tx": TxStream keys, "usb": usb_* counters, "error"}.
+  // {"device", "rx": RxStream keys, "tx": TxStream keys, "usb": usb_* counters, "error",
+  //  "device_stats": the backend's device_stats()}.
   nlohmann::json stats() const;
   const UsbBackend& backend() const { return *backend_; }
 
