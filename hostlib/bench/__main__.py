@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .._installed import packaged_executable
+from . import usb_link, usb_umockdev
 from .._process import stop_process
 from . import pymmap
 
@@ -217,7 +218,7 @@ def main() -> int:
     confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
     sim_s = 30.0 if long else 3.0
     repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,gnuradio").split(",")))
+    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,gnuradio,usb").split(",")))
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
@@ -290,6 +291,35 @@ def main() -> int:
         from .gnuradio import rows as gnuradio_rows
         for r in gnuradio_rows(window_s, repeats):
             add(*r)
+    if "usb" in only:
+        # The host engine over the simulated USB links (in-process device, bus model).
+        B210_MAX_BPS = 245.76e6  # 61.44 MS/s sc16
+        u3 = usb_link.run("usb3", "loopback", 64 * 1024, 16, window_s)
+        both = u3["rx_Bps"] + u3["tx_Bps"]
+        add("USB engine, sim usb3 link, rx+tx" + ("" if u3["ok"] else " (ERRORS!)"), "64 KiB x 16",
+            f"{both / 1e6:6.1f} MB/s (rx {u3['rx_Bps'] / 1e6:.1f} + tx {u3['tx_Bps'] / 1e6:.1f})",
+            f"{u3['cpu_percent']:.0f}", "2 x B210 max", f"{2 * B210_MAX_BPS / 1e6:.2f} MB/s",
+            f"{both / (2 * B210_MAX_BPS):.2f}")
+        b210 = usb_link.run("usb3", "rx", 64 * 1024, 16, window_s, rate_sps=B210_MAX_BPS / 4, fifo_bytes=1 << 20)
+        add("USB engine, sim usb3 link, rx at B210 max" + ("" if b210["ok"] else " (ERRORS!)"), "64 KiB x 16",
+            f"{b210['rx_Bps'] / 1e6:6.1f} MB/s", f"{b210['cpu_percent']:.0f}", "target: CPU <= 25 %",
+            f"{B210_MAX_BPS / 1e6:.2f} MB/s", f"{b210['rx_Bps'] / B210_MAX_BPS:.2f}")
+        u2 = usb_link.run("usb2", "rx", 16 * 1024, 16, window_s)
+        add("USB engine, sim usb2 link, rx" + ("" if u2["ok"] else " (ERRORS!)"), "16 KiB x 16",
+            f"{u2['rx_Bps'] / 1e6:6.1f} MB/s", f"{u2['cpu_percent']:.0f}", "USB 2 bus ceiling", "53.25 MB/s",
+            f"{u2['rx_Bps'] / 53.248e6:.2f}")
+        # The libusb path against umockdev's emulated board: umockdev is the ceiling (docs/usb.md).
+        for transfer_bytes, transfers in ((16 * 1024, 16), (256 * 1024, 16)):
+            u = usb_umockdev.run(transfer_bytes, transfers, window_s * 2)
+            if u.get("error") or "bytes_per_s" not in u:
+                add("USB libusb via umockdev", f"{transfer_bytes // 1024} KiB x {transfers}", f"error: {u.get('error')}",
+                    "-", "-", "-", "-")
+                continue
+            ok = u["pattern_errors"] == 0 and u["missing_frames"] == 0
+            add("USB libusb via umockdev, checked" + ("" if ok else " (ERRORS!)"),
+                f"{transfer_bytes // 1024} KiB x {transfers}",
+                f"{u['bytes_per_s'] / 1e6:6.1f} MB/s {u['transfers_per_s']:6.0f} transfers/s",
+                f"{u['process_cpu_percent']:.0f}", "umockdev is the ceiling", "-", "-")
     for r in rows:
         table.add_row(*r)
     out = Console(width=200)

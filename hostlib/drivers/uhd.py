@@ -11,17 +11,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._exceptions import DeviceAbsent, DeviceError, InfrastructureError
+from .._exceptions import ConfigError, DeviceAbsent, DeviceError, InfrastructureError
 from ..transports import native
+from ..transports.usb import b2xx_frame_problems, is_b2xx, uhd_usb_transport_args
 from .base import register_driver
 from .radio import RadioDriver, args_string, radio_config, rate_checked
 
 
 def uhd_args(device: Any, case: Any | None = None) -> str:
+    return args_string(uhd_device_args(device, case), getattr(device, "serial", None))
+
+
+def uhd_device_args(device: Any, case: Any | None = None) -> dict[str, Any]:
+    """Rig args, then a usb case's transport keys as UHD's frame args
+    (transfer_bytes -> recv/send_frame_size, transfers -> num_recv/send_frames), then
+    the case's own transport_args, which win."""
     args = dict(getattr(device, "args", {}) or {})
     if case is not None:
+        if getattr(case, "transport", None) is not None:
+            args.update(uhd_usb_transport_args(case))
         args.update(getattr(case, "transport_args", None) or {})
-    return args_string(args, getattr(device, "serial", None))
+    return args
 
 
 @register_driver
@@ -51,6 +61,11 @@ class UhdDriver(RadioDriver):
     def configure(self, case: Any) -> None:
         # The transport args are device args in UHD, so the device opens here, per case.
         self.case = case
+        if is_b2xx(self.device):
+            # B2xx frame rules before the device is made (docs/drivers.md "UHD over USB").
+            problems = b2xx_frame_problems(uhd_device_args(self.device, case))
+            if problems:
+                raise ConfigError(f"{getattr(case, 'location', case.name)}: B2xx over USB: " + "; ".join(problems))
         nat = native()
         args = uhd_args(self.device, case)
         try:

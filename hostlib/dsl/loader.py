@@ -18,6 +18,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from hostlib._exceptions import ConfigError, ConfigIssue
 from hostlib.transports import default_shm_slots
+from hostlib.transports.usb import USB_KNOBS, usb_options
 from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, TransportSpec
 from hostlib.dsl.schema import SWEEP_KEYS, CaseModel
 from hostlib.dsl.thresholds import ThresholdError, parse_threshold
@@ -34,6 +35,7 @@ UDP_DEFAULTS = {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024*
                 "gso": True, "gro": True, "busy_poll": False}
 _UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll")
 _SHM_KNOBS = ("slots",)
+_KNOBS = {"udp": _UDP_KNOBS, "shm": _SHM_KNOBS, "usb": USB_KNOBS}
 _ALIASES = {"frame_bytes": "frame_size"}   # canonical -> alias, for finding lines
 
 Err = tuple[tuple[Any, ...], str]
@@ -137,6 +139,8 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         for knob in ("gso", "gro", "busy_poll"):
             if getattr(t, knob) is not None:
                 options[knob] = getattr(t, knob)
+    elif t.kind == "usb":
+        options, _ = usb_options(t.transfer_bytes, t.transfers, t.buffer_bytes, t.link)
     else:
         options = {"slots": t.slots if t.slots is not None else default_shm_slots(fb)}
 
@@ -210,8 +214,8 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
 
     # transport: knobs of the other kind are a mistake, not something to ignore silently.
     t = m.transport
-    own, other = (_UDP_KNOBS, _SHM_KNOBS) if t.kind == "udp" else (_SHM_KNOBS, _UDP_KNOBS)
-    for knob in other:
+    own = _KNOBS[t.kind]
+    for knob in (k for kind, knobs in _KNOBS.items() if kind != t.kind for k in knobs):
         if getattr(t, knob) is not None:
             errs.append((("transport", knob), f"'{knob}' is not a {t.kind} setting; "
                          f"{t.kind} takes: frame_bytes, {', '.join(own)}"))
@@ -234,6 +238,9 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
         errs.append((fpath, f"payload {fb - FRAME_HEADER_BYTES} bytes (frame_bytes {fb} - 48 header) is not a "
                      f"multiple of {unit} ({m.format}: {bps} bytes x {m.channels} channel(s)); "
                      f"valid frame_bytes are 48 + k*{unit}, nearest {lo} or {lo + unit}"))
+    if t.kind == "usb":
+        errs.extend((("transport", knob), msg)
+                    for knob, msg in usb_options(t.transfer_bytes, t.transfers, t.buffer_bytes, t.link)[1])
     if t.kind == "udp" and t.socket_buffer is not None and t.socket_buffer < fb:
         errs.append((("transport", "socket_buffer"), f"socket_buffer {t.socket_buffer} bytes cannot hold "
                      f"one {fb}-byte frame"))

@@ -56,7 +56,7 @@ Count0 = Annotated[int, Field(strict=True, ge=0)]
 
 class TransportModel(BaseModel):
     model_config = _Strict
-    kind: Literal["udp", "shm"]
+    kind: Literal["udp", "shm", "usb"]
     frame_bytes: Annotated[int, int_quantity("size", minimum=1)] = 8000
     # udp knobs
     host: NonEmpty | None = None
@@ -67,6 +67,12 @@ class TransportModel(BaseModel):
     busy_poll: Annotated[bool, Field(strict=True)] | None = None  # spin on the socket (default off)
     # shm knobs
     slots: Annotated[int, Field(strict=True, ge=2, le=65536)] | None = None
+    # usb knobs (docs/usb.md): bytes per bulk transfer, transfers in flight per direction,
+    # or their product buffer_bytes; link: the simulator's bus model
+    transfer_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=64 * 1024**2)] | None = None
+    transfers: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = None
+    buffer_bytes: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    link: Literal["usb2", "usb3"] | None = None
 
 
 class FaultsModel(BaseModel):

@@ -25,7 +25,7 @@ DEFAULT_RIG = "sim"
 @dataclass(frozen=True)
 class DeviceEntry:
     alias: str
-    driver: str                         # "sim" | "uhd" | "soapy"
+    driver: str                         # "sim" | "uhd" | "soapy" | "usb"
     args: dict[str, Any]                # driver arguments (UHD/Soapy device args, sim options)
     serial: str | None
     channels: int                       # most channels the device streams at once
@@ -70,9 +70,31 @@ class Rig:
         return self.devices.get(alias)
 
 
+class _UsbArgsModel(BaseModel):
+    """args of a `driver: usb` entry (docs/usb.md): a lab's board streaming hilrig frames
+    over bulk endpoints. VID:PID and/or the entry's serial pick the device."""
+    model_config = ConfigDict(extra="forbid")
+    vid_pid: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$"), Field(strict=True)] | None = None
+    interface: Annotated[int, Field(strict=True, ge=0, le=255)] = 0
+    endpoint_in: Annotated[int, Field(strict=True, ge=0x81, le=0x8F)] = 0x81
+    endpoint_out: Annotated[int, Field(strict=True, ge=0x01, le=0x0F)] = 0x01
+    framing: Literal["packed", "short_packet"] = "packed"
+    speed: Literal["high", "super"] = "high"          # declares the max packet size checked before a run
+    max_packet_bytes: Annotated[int, Field(strict=True, ge=8, le=1024)] | None = None
+    lock: Annotated[bool, Field(strict=True)] | None = None
+
+
+_USB_ARG_HINTS = {
+    "vid_pid": "VID:PID in hex as lsusb shows it, e.g. \"1209:4852\" (quoted)",
+    "endpoint_in": "an IN endpoint address, 0x81..0x8f (bit 7 set), as lsusb -v shows bEndpointAddress",
+    "endpoint_out": "an OUT endpoint address, 0x01..0x0f",
+    "interface": "the bInterfaceNumber to claim, 0..255",
+}
+
+
 class _DeviceModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    driver: Literal["sim", "uhd", "soapy"]
+    driver: Literal["sim", "uhd", "soapy", "usb"]
     args: dict[str, Any] = Field(default_factory=dict)
     serial: NonEmpty | None = None
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
@@ -83,6 +105,26 @@ class _DeviceModel(BaseModel):
     transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)
     loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
+
+    @model_validator(mode="after")
+    def _usb_entry(self) -> "_DeviceModel":
+        """driver: usb: args checked (with what each key takes), transports default [usb]."""
+        if self.driver != "usb":
+            return self
+        try:
+            args = _UsbArgsModel.model_validate(self.args)
+        except ValidationError as e:
+            raise ValueError("; ".join(f"args.{'.'.join(str(p) for p in err['loc'])}: "
+                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} (got {err.get('input')!r})"
+                                       for err in e.errors())) from None
+        if not args.vid_pid and not self.serial:
+            raise ValueError("a usb device needs args.vid_pid ('VVVV:PPPP', as lsusb shows it) or serial, or both")
+        if "transports" not in self.model_fields_set:
+            self.transports = ["usb"]
+        if self.transports != ["usb"]:
+            raise ValueError(f"a usb device streams over usb only; transports: [usb] (got {self.transports})")
+        self.args = args.model_dump(exclude_none=True)
+        return self
 
 
 # Keys that would put a secret into the (committed) rig file; the hint says what to write instead.

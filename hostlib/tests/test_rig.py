@@ -55,7 +55,7 @@ def test_rig_errors_have_lines_and_hints(tmp_path):
     assert got == [(4, "devices.b210.driver"), (5, "devices.b210.serial"), (6, "devices.b210.max_rate"),
                    (7, "devices.b210.chanels"), (11, "devices.x310.directions.1"), (12, "resultz")]
     msgs = {i.field: i.message for i in e.value.issues}
-    assert "'sim', 'uhd' or 'soapy'" in msgs["devices.b210.driver"]
+    assert "'sim', 'uhd', 'soapy' or 'usb'" in msgs["devices.b210.driver"]
     assert "frequency unit" in msgs["devices.b210.max_rate"]
     assert "did you mean 'channels'" in msgs["devices.b210.chanels"]
     assert "did you mean 'results'" in msgs["resultz"]

@@ -17,6 +17,7 @@
 namespace py = pybind11;
 
 void hilrig_bind_devices(py::module_& m);  // python/devices.cpp (UHD, SoapySDR)
+void hilrig_bind_usb(py::module_& m);      // python/usb.cpp (USB engine, libusb backend)
 using nlohmann::json;
 
 namespace {
@@ -173,4 +174,5 @@ PYBIND11_MODULE(_native, m) {
       .def("stats", [](const hilrig::TxStream& s) { return from_json(s.stats()); });
 
   hilrig_bind_devices(m);
+  hilrig_bind_usb(m);
 }

@@ -1,0 +1,35 @@
+"""make bench rows: the host USB engine over the bus model's in-process device
+(UsbStream with transport.link, docs/usb.md), every frame checked on both ends.
+The thread's CPU includes the simulated device's work (it fills and checks in the
+same event thread), so it is an upper bound on the host engine's cost."""
+from __future__ import annotations
+
+import time
+
+from ..transports import native
+
+FRAME_BYTES = 8192
+
+
+def run(link: str, direction: str, transfer_bytes: int, transfers: int, seconds: float,
+        rate_sps: float = 1e6, fifo_bytes: int = 0) -> dict:
+    """fifo_bytes 0: the device streams as fast as the bus; else at rate_sps (sc16) through that FIFO."""
+    stream = native().UsbStream({"direction": direction, "frame_bytes": FRAME_BYTES, "rate_sps": rate_sps,
+                                 "transport": {"kind": "usb", "link": link, "transfer_bytes": transfer_bytes,
+                                               "transfers": transfers, "fifo_bytes": fifo_bytes}})
+    stream.start()
+    time.sleep(0.3)  # warm-up
+    a, t0 = stream.stats(), time.monotonic()
+    time.sleep(seconds)
+    b, t1 = stream.stats(), time.monotonic()
+    stream.stop()
+    final = stream.stats()
+    dt = t1 - t0
+    rx = (b.get("rx", {}).get("payload_bytes_received", 0) - a.get("rx", {}).get("payload_bytes_received", 0)) / dt
+    tx = (b.get("tx", {}).get("payload_bytes_sent", 0) - a.get("tx", {}).get("payload_bytes_sent", 0)) / dt
+    side = "rx" if "rx" in b else "tx"
+    cpu = (b[side]["thread_cpu_ns"] - a[side]["thread_cpu_ns"]) / dt / 1e9 * 100
+    r = final.get("rx", {})
+    ok = (not final["error"] and r.get("pattern_errors", 0) == 0 and r.get("missing_frames", 0) == 0
+          and final["device_stats"].get("overflow_events", 0) == 0)
+    return {"rx_Bps": rx, "tx_Bps": tx, "cpu_percent": cpu, "ok": ok, "error": final["error"]}
