@@ -40,9 +40,9 @@ def test_usb_board_rx_and_tx_pass_with_every_frame_checked(tmp_path):
 def test_usb_board_errors_reach_their_verdicts(tmp_path):
     gone, stall, overflow, short = run_cases(tmp_path, ["rx", "no_device", 20], ["rx", "stall", 20],
                                              ["rx", "overflow", 20], ["rx", "short_transfer", 20])
-    assert gone["verdict"] == "ERROR" and gone["error"].startswith("device: usb 1209:4852"), gone
+    assert gone["verdict"] == "ERROR" and gone["error_kind"] == "device" and gone["error"].startswith("usb 1209:4852"), gone
     assert "the device is gone" in gone["error"], gone
-    assert stall["verdict"] == "ERROR" and "endpoint 0x81 IN stalled" in stall["error"], stall
+    assert stall["verdict"] == "ERROR" and stall["error_kind"] == "device" and "endpoint 0x81 IN stalled" in stall["error"], stall
     # Lost data is the device under test failing its thresholds, not an error of the rig.
     assert overflow["verdict"] == "FAIL" and overflow["metrics"]["missing_frames"] == 2, overflow
     assert short["verdict"] == "FAIL", short

@@ -40,7 +40,7 @@ def main() -> None:
         if fault:
             board.arm(fault, at)
         result = run_case(case, rig, run_id="usb-umockdev")
-        print(json.dumps({"verdict": result.verdict, "error": result.error, "message": result.message,
+        print(json.dumps({"verdict": result.verdict, "error": result.error, "error_kind": result.error_kind, "message": result.message,
                           "metrics": result.metrics, "device_out_frames": board.out_frames(),
                           "device_out_pattern_errors": board.out_pattern_errors(),
                           "device_out_seq_errors": board.out_seq_errors()}), flush=True)
