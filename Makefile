@@ -12,7 +12,8 @@ ROBOT_OUT ?= results/robot
 
 APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb \
-	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio
+	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio \
+	chromium python3-matplotlib
 
 .PHONY: all deps venv influxdb build bench run test test-native test-python test-robot nightly validate clean
 
