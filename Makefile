@@ -15,7 +15,7 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio \
 	chromium python3-matplotlib
 
-.PHONY: all deps venv influxdb build bench run test test-native test-python test-robot nightly validate clean
+.PHONY: all deps venv influxdb build bench run test test-native test-python test-robot nightly trend-bench validate clean
 
 all: build
 
@@ -94,9 +94,20 @@ test-robot:
 	@mkdir -p results/robot-ci
 	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/robot-ci testcases/
 
+# Nightly: the suite on a rig (devices required), shipped to InfluxDB by the suite itself,
+# then the run's HTML report and the trend report over the last NIGHTS runs (InfluxDB, or
+# the outbox history without a server). A regression flag fails the target (docs/reports.md).
+NIGHTS ?= 30
 nightly: build
 	@mkdir -p results/nightly
-	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly testcases/
+	HILRIG_RIG=$(RIG) HILRIG_REQUIRE_DEVICES=1 $(VENV)/bin/robot --outputdir results/nightly testcases/ ; rc=$$?; \
+	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=1; \
+	$(VENV)/bin/hilrig trends --rig $(RIG) --nights $(NIGHTS) || rc=1; \
+	exit $$rc
+
+# The regression gate on seeded synthetic nights: detected / false alarms / nights to detect.
+trend-bench: venv
+	$(VENV)/bin/hilrig trends --benchmark
 
 clean:
 	rm -rf $(BUILD) hostlib/_native*.so
