@@ -71,6 +71,7 @@ run: build
 	echo; echo "Robot log:    $(ROBOT_OUT)/log.html"; \
 	echo "Robot report: $(ROBOT_OUT)/report.html"; \
 	echo "Results:      results/outbox/ (line protocol), results/evidence/ (JSON per run)"; \
+	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=$$((rc ? rc : 1)); \
 	exit $$rc
 
 # Transport benchmark: rig vs iperf3 / memcpy / Python mmap in one table
@@ -100,7 +101,7 @@ test-robot:
 NIGHTS ?= 30
 nightly: build
 	@mkdir -p results/nightly
-	HILRIG_RIG=$(RIG) HILRIG_REQUIRE_DEVICES=1 $(VENV)/bin/robot --outputdir results/nightly testcases/ ; rc=$$?; \
+	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly testcases/ ; rc=$$?; \
 	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=1; \
 	$(VENV)/bin/hilrig trends --rig $(RIG) --nights $(NIGHTS) || rc=1; \
 	exit $$rc
