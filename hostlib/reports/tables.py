@@ -179,11 +179,13 @@ class Sweep:
 
 
 def _axis_order(keys: list[str], points: list[CaseView]) -> list[str]:
-    """Axes with more values first; the frame size first when it is swept (the lab's rows)."""
+    """The frame size first when it is swept (the lab's rows), the other axes in the YAML's
+    order (the next one gives the columns, the rest split the tables); axes with one value
+    only are left out."""
     def n_values(k):
         return len({str(p.sweep_point.get(k)) for p in points})
     axes = [k for k in keys if n_values(k) > 1] or keys[:1]
-    axes.sort(key=lambda k: (k != "transport.frame_bytes", -n_values(k)))
+    axes.sort(key=lambda k: k != "transport.frame_bytes")  # stable: YAML order otherwise
     return axes
 
 

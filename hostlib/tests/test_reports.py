@@ -159,3 +159,19 @@ def test_cli_report_last_and_errors(tmp_path, capsys):
         load_run(bad)
     with pytest.raises(ConfigError, match="no evidence files"):
         find_run(None, tmp_path / "empty")
+
+
+def test_three_axis_sweep_splits_tables_by_the_third_axis():
+    doc = data.evidence()
+    extra = []
+    for c in doc["cases"][:15]:
+        for dec in (1000, 10):
+            e = json.loads(json.dumps(c))
+            e["case"]["sweep_point"] = {**c["case"]["sweep_point"], "decimation": dec}
+            e["test_name"] += f" dec={dec}"
+            extra.append(e)
+    doc["cases"] = extra
+    (sweep,) = sweeps(run_from_doc(doc))
+    assert sweep.axes == ["transport.frame_bytes", "channels", "decimation"]
+    assert [fixed for fixed, _ in sweep.facets] == [{"decimation": 10}, {"decimation": 1000}]
+    assert all(len(points) == 15 for _, points in sweep.facets)
