@@ -27,7 +27,7 @@ def _pyplot():
         matplotlib.rcParams.update({
             "svg.fonttype": "none", "svg.hashsalt": "hilrig", "font.size": 9, "axes.grid": True,
             "grid.alpha": 0.3, "figure.dpi": 72, "path.simplify": True,
-            "axes.formatter.useoffset": False,
+            "axes.formatter.useoffset": False, "axes.formatter.limits": (-6, 10),
         })
         _plt = plt
     return _plt
@@ -164,7 +164,7 @@ def series_plot(case: CaseView) -> str:
     """The per-second series of a case: rate (MS/s), missing frames and errors per second,
     latency when recorded; a red line where a failing case first went wrong."""
     series = [r for r in case.series if finite(r.get("t_s"))]
-    if not series:
+    if len(series) < 2:  # one second (a short sweep point) is in the key metrics already
         return ""
     plt = _pyplot()
     has_latency = any(finite(r.get("latency_p99_s")) for r in series)

@@ -168,6 +168,16 @@ def test_influxql_dashboard_on_influx16(real_run, influx16, tmp_path):
     # the template variable's query lists the rig
     (s,) = influx16.query('SHOW TAG VALUES FROM "hilrig_case" WITH KEY = "rig"', "hilrig")
     assert s["values"] == [["rig", RIG]]
+    # the trend report reads the same server (a rig with results.influxdb)
+    from types import SimpleNamespace
+
+    from hostlib.reports.history import load_history
+
+    rig = SimpleNamespace(name=RIG, file="test", results={"influxdb": {"url": influx16.url, "api": "v1",
+                                                                       "database": "hilrig"}})
+    history = load_history(rig, nights=5)
+    assert history.runs == [real_run["evidence"]["run_id"]]
+    assert set(history.series()) == {c["test_name"] for c in real_run["evidence"]["cases"]}
 
 
 @requires_native
