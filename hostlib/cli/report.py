@@ -74,13 +74,13 @@ def trends_command(args) -> int:
         return 0 if ok else 1
     if args.nights < 3:
         raise ConfigError(f"--nights {args.nights}: give 3 or more")
-    from ..reports.history import load_history
+    from ..reports.history import load_bench_history, load_history
     from ..reports.trends import analyse, write_trend_report
     from ..rig import default_rig_path, load_rig
 
     rig = load_rig(default_rig_path(args.rig))
     history = load_history(rig, nights=args.nights, outbox=args.outbox)
-    analysis = analyse(history)
+    analysis = analyse(history).merge(analyse(load_bench_history(rig, nights=args.nights, outbox=args.outbox)))
     out = write_trend_report(analysis, args.output or Path("results/reports") / f"trends-{rig.name}.html")
     for line in analysis.summary_lines():
         print(line)

@@ -15,7 +15,10 @@ from .model import finite
 TREND_METRICS = (
     ("throughput_sps", True), ("throughput_ratio", True), ("frames_per_s", True), ("throughput_Bps", True),
     ("missing_frames", False), ("drop_ratio", False), ("latency_p99_s", False),
+    # hilrig_bench rows (make bench): the rig's own speed and its ratio to the peer
+    ("ratio", True), ("rig_Bps", True),
 )
+SHOWN_AS = {"rig_Bps": "throughput_Bps"}  # bench fields formatted like the metric of the same unit
 
 
 @dataclass
@@ -30,8 +33,9 @@ class Trend:
     def line(self) -> str:
         f = self.flag
         rel = f"{f.relative * 100:+.1f} %" if f and f.baseline else ""
-        return (f"REGRESSION {self.testcase}: {self.metric} {format_metric(self.metric, f.baseline)} -> "
-                f"{format_metric(self.metric, f.recent)} ({rel}) since night {self.since_run}")
+        unit = SHOWN_AS.get(self.metric, self.metric)
+        return (f"REGRESSION {self.testcase}: {self.metric} {format_metric(unit, f.baseline)} -> "
+                f"{format_metric(unit, f.recent)} ({rel}) since night {self.since_run}")
 
     def sparkline(self, width: int = 160, height: int = 28) -> str:
         """A small inline SVG polyline (no matplotlib: one per case and metric)."""
@@ -55,6 +59,13 @@ class TrendAnalysis:
     history: History
     trends: list[Trend] = field(default_factory=list)
     gate: RobustGate = field(default_factory=RobustGate)
+    runs_of: dict[str, list[str]] = field(default_factory=dict)  # testcase -> its nights (bench rows have their own)
+
+    def merge(self, other: "TrendAnalysis") -> "TrendAnalysis":
+        """Another history's trends (the bench's nights) in the same report."""
+        self.trends += other.trends
+        self.runs_of.update(other.runs_of)
+        return self
 
     @property
     def regressions(self) -> list[Trend]:
@@ -84,6 +95,7 @@ def analyse(history: History, gate: RobustGate | None = None) -> TrendAnalysis:
                                   flag.threshold)
                 trend.since_run = history.runs[trend.flag.since]
             out.trends.append(trend)
+        out.runs_of[testcase] = history.runs
     return out
 
 
@@ -94,7 +106,8 @@ def write_trend_report(analysis: TrendAnalysis, output: str | Path) -> Path:
     flagged = []
     for t in analysis.regressions:
         flagged.append({"trend": t, "line": t.line(),
-                        "plot": plots.trend_plot(f"{t.testcase}: {t.metric}", analysis.history.runs, t.values,
+                        "plot": plots.trend_plot(f"{t.testcase}: {t.metric}",
+                                                 analysis.runs_of.get(t.testcase, analysis.history.runs), t.values,
                                                  t.flag.since if t.flag else None, t.flag.baseline if t.flag else None)})
     by_case: dict[str, list[Trend]] = {}
     for t in analysis.trends:

@@ -86,3 +86,29 @@ def test_trends_cli_flags_the_regression_from_outbox_history(tmp_path, capsys):
         (outbox / f"{rid}.lp").unlink()
     assert cli_main(["trends", "--rig", str(rig), "--output", str(out)]) == 0
     assert "no regression in 6 case/metric trends over 24 nights" in capsys.readouterr().out
+
+
+def test_trends_flag_the_rig_getting_slower_from_bench_files(tmp_path, capsys):
+    """`make bench` files (hilrig_bench) in the outbox and in sent/: the ratio of the shm ring to
+    memcpy drops 10 % from night 24 on; the UDP row stays."""
+    from hostlib.bench.record import BenchRow, write_bench_results
+
+    outbox = tmp_path / "outbox"
+    ids = write_outbox(outbox)
+    rng = random.Random(11)
+    for night, rid in enumerate(ids):
+        slow = 0.9 if night >= STEP_NIGHT else 1.0
+        rows = [BenchRow("shm ring, checked", 8192, 5.4e10 * slow, 6.6e6, 100.0, "memcpy in+out", 3.4e10, 4.2e6,
+                         1.58 * slow * (1 + 0.02 * rng.gauss(0, 1))),
+                BenchRow("UDP zero-loss", 1472, 2.5e9, 1.7e6, 95.0, "iperf3", 2.5e8, 1.7e5,
+                         10.0 * (1 + 0.02 * rng.gauss(0, 1)))]
+        write_bench_results(rows, run_id=rid, time_ns=1_790_000_000_000_000_000 + night * 86_400_000_000_000,
+                            json_dir=tmp_path / "bench", outbox_dir=outbox if night % 2 else outbox / "sent")
+    rig = tmp_path / "nightly.yaml"
+    rig.write_text(f"name: nightly\ndevices:\n  dut: {{driver: sim, max_rate: 1 GS/s}}\nresults:\n  outbox: {outbox}\n")
+    assert cli_main(["trends", "--rig", str(rig), "--output", str(tmp_path / "t.html")]) == 1
+    flagged = [line for line in capsys.readouterr().out.splitlines() if line.startswith("REGRESSION")]
+    assert len(flagged) == 3, flagged
+    assert any(line.startswith("REGRESSION bench shm ring, checked 8192 B: ratio 1.5") for line in flagged)
+    assert "REGRESSION bench shm ring, checked 8192 B: rig_Bps 54 GB/s -> 48.6 GB/s (-10.0 %)" in "\n".join(flagged)
+    assert any(line.startswith("REGRESSION RX slower: throughput_sps") for line in flagged)
