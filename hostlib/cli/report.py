@@ -57,7 +57,7 @@ def report_command(args) -> int:
         raise ConfigError("give a run or --last, not both")
     from ..reports.html import write_run_report
 
-    path = find_run(args.run, evidence_dir, last=args.last)
+    path = find_run(args.run, evidence_dir)  # no run given (or --last): the newest
     out = write_run_report(path, args.output)
     run = load_run(path)
     tally = ", ".join(f"{n} {g}" for g, n in run.tally()) or "no cases"

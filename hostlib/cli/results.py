@@ -11,7 +11,7 @@ from rich.text import Text
 
 from .._exceptions import ConfigError
 from ..results import CASE_MEASUREMENT, results_dirs
-from ..results.influx import REJECTED_DIR, SENT_DIR, InfluxTarget, ship_outbox
+from ..results.influx import InfluxTarget, ship_outbox
 from ..rig import default_rig_path, load_rig
 
 RUN_ID = re.compile(r"^[0-9A-Za-z_.-]+$")
@@ -86,22 +86,12 @@ def _case_row(tags: dict, fields: dict, time_ns: int) -> dict:
 
 def rows_from_outbox(outbox_dir: Path, *, run_id: str | None, last: int) -> dict[str, list[dict]]:
     """Case rows by run id from the outbox files (pending, sent and rejected)."""
-    from line_protocol_parser import LineFormatError, parse_line
+    from ..reports.history import outbox_points
 
-    outbox_dir = Path(outbox_dir)
-    files = [p for d in (outbox_dir, outbox_dir / SENT_DIR, outbox_dir / REJECTED_DIR) if d.is_dir()
-             for p in d.glob("*.lp")]
     runs: dict[str, list[dict]] = {}
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.startswith(CASE_MEASUREMENT + ","):
-                continue
-            try:
-                point = parse_line(line)
-            except LineFormatError:
-                continue  # a partial line of a killed writer
-            row = _case_row(point["tags"], point["fields"], point["time"])
-            runs.setdefault(str(row.get("run_id", path.stem)), []).append(row)
+    for path, point in outbox_points(Path(outbox_dir), CASE_MEASUREMENT):
+        row = _case_row(point["tags"], point["fields"], point["time"])
+        runs.setdefault(str(row.get("run_id", path.stem)), []).append(row)
     return _select(runs, run_id, last)
 
 

@@ -52,26 +52,33 @@ def load_bench_history(rig: Any, *, nights: int, outbox: str | Path | None = Non
     """The last `nights` bench runs (`make bench`: `bench-<run_id>.lp`, measurement hilrig_bench)
     from the outbox folders (pending, sent, rejected): shipped or not, the files stay there.
     One "case" per bench row and size: `bench <row> <size> B`."""
-    from line_protocol_parser import LineFormatError, parse_line
-
     from ..bench.record import BENCH_MEASUREMENT
     from ..results import results_dirs
-    from ..results.influx import REJECTED_DIR, SENT_DIR
 
     folder = Path(outbox) if outbox else results_dirs(rig)[0]
     runs: dict[str, list[dict[str, Any]]] = {}
-    for d in (folder, folder / SENT_DIR, folder / REJECTED_DIR):
-        for path in sorted(d.glob("bench-*.lp")) if d.is_dir() else ():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if not line.startswith(BENCH_MEASUREMENT + ","):
-                    continue
-                try:
-                    p = parse_line(line)
-                except LineFormatError:
-                    continue
-                tags, fields = p["tags"], p["fields"]
-                run = str(fields.get("run_id") or path.stem.removeprefix("bench-"))
-                runs.setdefault(run, []).append({**tags, **fields, "time": p["time"],
-                                                 "testcase": f"bench {tags.get('row')} {tags.get('size_bytes')} B"})
+    for path, p in outbox_points(folder, BENCH_MEASUREMENT, "bench-*.lp"):
+        tags, fields = p["tags"], p["fields"]
+        run = str(fields.get("run_id") or path.stem.removeprefix("bench-"))
+        runs.setdefault(run, []).append({**tags, **fields, "time": p["time"],
+                                         "testcase": f"bench {tags.get('row')} {tags.get('size_bytes')} B"})
     keep = sorted(runs)[-nights:]
     return History(f"bench files in {folder}", keep, {k: runs[k] for k in keep})
+
+
+def outbox_points(outbox_dir: Path, measurement: str, pattern: str = "*.lp"):
+    """(file, parsed point) for every `measurement` line of the outbox files (pending, sent
+    and rejected); a partial last line of a killed writer is passed over."""
+    from line_protocol_parser import LineFormatError, parse_line
+
+    from ..results.influx import REJECTED_DIR, SENT_DIR
+
+    for d in (outbox_dir, outbox_dir / SENT_DIR, outbox_dir / REJECTED_DIR):
+        for path in sorted(d.glob(pattern)) if d.is_dir() else ():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if not line.startswith(measurement + ","):
+                    continue
+                try:
+                    yield path, parse_line(line)
+                except LineFormatError:
+                    continue

@@ -6,14 +6,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import os
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import ConfigError, InfrastructureError
+from .._exceptions import InfrastructureError
 from . import plots
-from .model import CaseView, RunView, finite, is_failure, load_run, run_from_doc, verdict_group, verdict_rank
+from .model import CaseView, RunView, finite, is_failure, load_run, verdict_group, verdict_rank
 from .tables import axis_label, key_metric_rows, sweeps, threshold_rows
 
 REPO = Path(__file__).resolve().parents[2]
@@ -159,17 +158,6 @@ def case_log_html(result: Any, *, plots_inline: bool = True) -> str:
     case = CaseView(data, 0)
     ctx = case_context(case, with_series_plot=plots_inline)
     return environment().get_template("case_fragment.html.j2").render(c=ctx, verdict_class=verdict_class)
-
-
-def report_from_doc(doc: dict) -> str:
-    """Render an evidence document held in memory (tests, previews)."""
-    if not isinstance(doc, dict):
-        raise ConfigError("evidence document must be a JSON object")
-    return render_run_report(run_from_doc(doc))
-
-
-def escape(text: Any) -> str:
-    return html.escape(str(text))
 
 
 def _write(out: Path, text: str) -> Path:

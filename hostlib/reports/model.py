@@ -171,9 +171,9 @@ def evidence_files(evidence_dir: str | Path) -> list[Path]:
     return sorted(d.glob("*.json")) if d.is_dir() else []
 
 
-def find_run(spec: str | None, evidence_dir: str | Path, *, last: bool = False) -> Path:
+def find_run(spec: str | None, evidence_dir: str | Path) -> Path:
     """A run given as a path, a run id (or a unique prefix of one) in evidence_dir, or
-    the newest run there (`last`, or no spec)."""
+    the newest run there (no spec)."""
     files = evidence_files(evidence_dir)
     if spec:
         p = Path(spec)
