@@ -160,3 +160,60 @@ def test_robot_log_opens_without_errors_and_shows_metrics(real_run, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "log.png"), full_page=True)
     assert errors == []
+
+
+FRAGMENT_LIB = '''\
+import json
+
+from robot.api import logger
+
+from hostlib.reports import case_log_html
+
+
+class FragmentLib:
+    """Logs a case of an evidence file the way the hilrig library logs a finished case."""
+
+    def __init__(self, evidence):
+        with open(evidence) as f:
+            self.doc = json.load(f)
+
+    def log_case(self, name):
+        case = next(c for c in self.doc["cases"] if c["test_name"] == name)
+        logger.info(case_log_html(case), html=True)
+'''
+FRAGMENT_SUITE = """\
+*** Settings ***
+Library    FragmentLib.py    ${EVIDENCE}
+
+*** Test Cases ***
+Browser drops
+    Log Case    Browser drops
+"""
+
+
+@requires_native
+def test_case_fragment_in_robot_log(real_run, browser, tmp_path):
+    """case_log_html in a real log.html: key metrics first, thresholds, the per-second plot, visible."""
+    (tmp_path / "FragmentLib.py").write_text(FRAGMENT_LIB)
+    (tmp_path / "fragment.robot").write_text(FRAGMENT_SUITE)
+    evidence = tmp_path / "evidence.json"
+    evidence.write_text(json.dumps(real_run["evidence"]))
+    proc = subprocess.run([sys.executable, "-m", "robot", "--outputdir", str(tmp_path / "out"), "--expandkeywords",
+                           "name:FragmentLib.Log Case", "--variable", f"EVIDENCE:{evidence}", str(tmp_path / "fragment.robot")],
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": f"{REPO}:{tmp_path}"}, text=True,
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    page, errors = open_page(browser, tmp_path / "out" / "log.html")
+    page.goto((tmp_path / "out" / "log.html").as_uri() + "#s1-t1")
+    page.wait_for_selector("table.key-metrics", state="visible", timeout=15_000)
+    order = page.evaluate("() => [...document.querySelectorAll('table.key-metrics, table.thresholds, svg.plot')]"
+                          ".map(e => e.tagName.toLowerCase() === 'svg' ? 'plot' : e.className)")
+    assert order == ["key-metrics", "thresholds", "plot"], order
+    heads = page.locator("table.key-metrics th").all_inner_texts()
+    assert heads[:4] == ["achieved rate", "of asked rate", "data rate", "frames/s"]
+    plot = page.locator("svg.plot").first
+    assert plot.get_attribute("aria-label") == "per-second series Browser drops"
+    assert plot.bounding_box()["width"] > 100 and "failure at" in plot.inner_html()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "log-fragment.png"), full_page=True)
+    assert errors == []
