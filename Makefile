@@ -13,9 +13,9 @@ ROBOT_OUT ?= results/robot
 APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb \
 	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio gnuradio-dev \
-	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0
+	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0 chromium python3-matplotlib
 
-.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot nightly validate clean
+.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot nightly trend-bench validate clean
 
 all: build
 
@@ -87,6 +87,7 @@ run: build
 	echo; echo "Robot log:    $(ROBOT_OUT)/log.html"; \
 	echo "Robot report: $(ROBOT_OUT)/report.html"; \
 	echo "Results:      results/outbox/ (line protocol), results/evidence/ (JSON per run)"; \
+	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=$$((rc ? rc : 1)); \
 	exit $$rc
 
 # Transport benchmark: rig vs iperf3 / memcpy / Python mmap in one table
@@ -111,9 +112,20 @@ test-robot:
 	@mkdir -p results/robot-ci
 	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/robot-ci testcases/
 
+# Nightly: the suite on a rig (devices required), shipped to InfluxDB by the suite itself,
+# then the run's HTML report and the trend report over the last NIGHTS runs (InfluxDB, or
+# the outbox history without a server). A regression flag fails the target (docs/reports.md).
+NIGHTS ?= 30
 nightly: build
 	@mkdir -p results/nightly
-	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly --variable REQUIRE_DEVICES:true testcases/
+	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly --variable REQUIRE_DEVICES:true testcases/ ; rc=$$?; \
+	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=1; \
+	$(VENV)/bin/hilrig trends --rig $(RIG) --nights $(NIGHTS) || rc=1; \
+	exit $$rc
+
+# The regression gate on seeded synthetic nights: detected / false alarms / nights to detect.
+trend-bench: venv
+	$(VENV)/bin/hilrig trends --benchmark
 
 clean:
 	rm -rf $(BUILD) hostlib/_native*.so hostlib/bin hostlib/rigs hostlib/soapy_modules

@@ -28,6 +28,7 @@ from .._installed import packaged_executable
 from . import usb_link, usb_umockdev
 from .._process import stop_process
 from . import pymmap
+from .record import BenchRow, write_bench_results
 
 UDP_SIZES = (1472, 8000, 65000)
 SHM_SIZES = (256, 8 * 1024, 1024 * 1024)
@@ -228,8 +229,12 @@ def main() -> int:
         table.add_column(col, justify="right" if col not in ("row", "peer") else "left")
     rows: list[tuple] = []
 
-    def add(*r):
+    records: list[BenchRow] = []  # the same rows as numbers: JSON + line protocol (hilrig_bench)
+
+    def add(*r, data: BenchRow | None = None):
         rows.append(r)
+        if data is not None:
+            records.append(data)
         console.log(" | ".join(str(x) for x in r))
 
     placement_notes: list[str] = []
@@ -244,9 +249,12 @@ def main() -> int:
                         ip = peer.search(size, window_s, confirm_s)
                         add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}",
                             f"iperf3 -u -w {IPERF3_WINDOW}", (fmt_rate(ip.fps, size) + f"  CPU {ip.cpu:.0f} %") if ip.fps else "no clean window",
-                            f"{rig.fps / ip.fps:.2f}" if ip.fps else "n/a")
+                            f"{rig.fps / ip.fps:.2f}" if ip.fps else "n/a",
+                            data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu, "iperf3", ip.fps * size, ip.fps,
+                                          rig.fps / ip.fps if ip.fps else None))
                     else:
-                        add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}", "-", "-", "-")
+                        add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}", "-", "-", "-",
+                            data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu))
     finally:
         if peer is not None:
             peer.close()
@@ -270,9 +278,13 @@ def main() -> int:
             r_gbps, m_gbps = median([r["frame_GBps"] for r in rs]), median([m["frame_GBps"] for m in ms])
             add("shm ring, checked" + ("" if ok else " (ERRORS!)"), f"{size} B",
                 spread([r["frames_per_s"] for r in rs], size), f"{median([r['cpu_percent'] for r in rs]):.0f}",
-                "memcpy in+out", spread([m["frames_per_s"] for m in ms], size), f"{r_gbps / m_gbps:.2f}")
+                "memcpy in+out", spread([m["frames_per_s"] for m in ms], size), f"{r_gbps / m_gbps:.2f}",
+                data=BenchRow("shm ring, checked", size, r_gbps * 1e9, median([r["frames_per_s"] for r in rs]),
+                              median([r["cpu_percent"] for r in rs]), "memcpy in+out", m_gbps * 1e9,
+                              median([m["frames_per_s"] for m in ms]), r_gbps / m_gbps))
         c = native("check", frame_bytes=8 * 1024)
-        add("pattern check only", "8192 B", f"{c['payload_GBps']:6.2f} GB/s", "-", "-", "-", "-")
+        add("pattern check only", "8192 B", f"{c['payload_GBps']:6.2f} GB/s", "-", "-", "-", "-",
+            data=BenchRow("pattern check only", 8192, c["payload_GBps"] * 1e9))
     if "pymmap" in only:
         for size in PYMMAP_SIZES:
             r = native("shm", frame_bytes=size, seconds=window_s)
@@ -280,13 +292,17 @@ def main() -> int:
             add("shm vs Python mmap", f"{size} B",
                 f"{r['frame_GBps']:6.2f} GB/s {r['frames_per_s'] / 1e6:7.2f} Mf/s", f"{r['cpu_percent']:.0f}",
                 "Python mmap ref", f"{p['GBps']:6.2f} GB/s {p['frames_per_s'] / 1e6:7.2f} Mf/s",
-                f"{r['frame_GBps'] / p['GBps']:.1f}")
+                f"{r['frame_GBps'] / p['GBps']:.1f}",
+                data=BenchRow("shm vs Python mmap", size, r["frame_GBps"] * 1e9, r["frames_per_s"], r["cpu_percent"],
+                              "Python mmap ref", p["GBps"] * 1e9, p["frames_per_s"], r["frame_GBps"] / p["GBps"]))
     if "sim" in only:
         s = sim_rx(sim_s)
         add(f"sim RX 1 GS/s sc16 shm {sim_s:g} s", "65584 B",
             f"{s.get('throughput_Bps', 0) / 1e9:6.2f} GB/s missing={s.get('missing_frames', 0):.0f} "
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
-            f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-")
+            f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-",
+            data=BenchRow("sim RX 1 GS/s sc16 shm", 65584, s.get("throughput_Bps"), s.get("frames_per_s"),
+                          s.get("host_cpu_percent")))
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
         for r in gnuradio_rows(window_s, repeats):
@@ -326,7 +342,22 @@ def main() -> int:
     out.print(table)
     for note in placement_notes:
         out.print(note, markup=False)
+    if records:
+        jpath, lpath = save_records(records, {"title": title, "long": long, "window_s": window_s})
+        out.print(f"bench results: {jpath} (JSON), {lpath} (line protocol, measurement hilrig_bench; "
+                  "shipped with the outbox)", markup=False, highlight=False)
     return 0
+
+
+def save_records(records: list[BenchRow], meta: dict) -> tuple[Path, Path]:
+    """results/bench/<run_id>.json and the line protocol into the default rig's outbox."""
+    from ..results import git_sha, new_run_id, results_dirs
+    from ..rig import default_rig_path, load_rig
+
+    outbox_dir, _ = results_dirs(load_rig(default_rig_path(None)))
+    return write_bench_results(records, run_id=new_run_id(), time_ns=time.time_ns(),
+                               json_dir=outbox_dir.parent / "bench", outbox_dir=outbox_dir, git_sha=git_sha(),
+                               meta=meta)
 
 
 if __name__ == "__main__":

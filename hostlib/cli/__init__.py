@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_results_parser(sub)
     from .rig import add_parser as add_rig_parser
     add_rig_parser(sub)
+    from .report import add_parsers as add_report_parsers
+    add_report_parsers(sub)
     return parser
 
 
@@ -94,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "results":
             from .results import results_command
             return results_command(args)
+        if args.command in ("report", "trends"):
+            from .report import report_command
+            return report_command(args)
         if args.command == "rig":
             from .rig import rig_command
             return rig_command(args)

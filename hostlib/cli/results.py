@@ -11,7 +11,7 @@ from rich.text import Text
 
 from .._exceptions import ConfigError
 from ..results import CASE_MEASUREMENT, results_dirs
-from ..results.influx import REJECTED_DIR, SENT_DIR, InfluxTarget, ship_outbox
+from ..results.influx import InfluxTarget, ship_outbox
 from ..rig import default_rig_path, load_rig
 
 RUN_ID = re.compile(r"^[0-9A-Za-z_.-]+$")
@@ -30,12 +30,22 @@ def add_parser(sub) -> None:
     which = show.add_mutually_exclusive_group()
     which.add_argument("--run", metavar="ID", help="one run id (e.g. 20261121T210000Z-3f9a1c)")
     which.add_argument("--last", metavar="N", type=int, default=1, help="the last N runs of this rig (default 1)")
+    exp = rsub.add_parser("export", help="export runs from the evidence files: one row per case/point, CSV or JSON")
+    exp.add_argument("--rig", help="rig file or name: its evidence folder (default: $HILRIG_RIG, else rigs/sim.yaml)")
+    exp.add_argument("--evidence", help="evidence folder (default: the rig file's results.evidence)")
+    ewhich = exp.add_mutually_exclusive_group()
+    ewhich.add_argument("--run", metavar="ID", action="append", help="a run id, prefix or evidence file (repeatable)")
+    ewhich.add_argument("--last", metavar="N", type=int, default=1, help="the last N runs (default 1)")
+    exp.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
+    exp.add_argument("--output", "-o", help="file to write (default: standard output)")
 
 
 def results_command(args) -> int:
     rig_path = default_rig_path(args.rig)
     rig = load_rig(rig_path)
-    outbox_dir, _ = results_dirs(rig)
+    outbox_dir, evidence_dir = results_dirs(rig)
+    if args.results_command == "export":
+        return export_command(args, Path(args.evidence) if args.evidence else evidence_dir)
     target = InfluxTarget.from_rig(rig)
     console = Console()
     if not console.is_terminal:  # piped or captured: do not squeeze the table into 80 columns
@@ -76,22 +86,12 @@ def _case_row(tags: dict, fields: dict, time_ns: int) -> dict:
 
 def rows_from_outbox(outbox_dir: Path, *, run_id: str | None, last: int) -> dict[str, list[dict]]:
     """Case rows by run id from the outbox files (pending, sent and rejected)."""
-    from line_protocol_parser import LineFormatError, parse_line
+    from ..reports.history import outbox_points
 
-    outbox_dir = Path(outbox_dir)
-    files = [p for d in (outbox_dir, outbox_dir / SENT_DIR, outbox_dir / REJECTED_DIR) if d.is_dir()
-             for p in d.glob("*.lp")]
     runs: dict[str, list[dict]] = {}
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if not line.startswith(CASE_MEASUREMENT + ","):
-                continue
-            try:
-                point = parse_line(line)
-            except LineFormatError:
-                continue  # a partial line of a killed writer
-            row = _case_row(point["tags"], point["fields"], point["time"])
-            runs.setdefault(str(row.get("run_id", path.stem)), []).append(row)
+    for path, point in outbox_points(Path(outbox_dir), CASE_MEASUREMENT):
+        row = _case_row(point["tags"], point["fields"], point["time"])
+        runs.setdefault(str(row.get("run_id", path.stem)), []).append(row)
     return _select(runs, run_id, last)
 
 
@@ -198,3 +198,30 @@ def _why(row: dict) -> str:
     if "; marginal: " in message:  # which limit a marginal pass came close to
         return "marginal: " + message.split("; marginal: ", 1)[1]
     return str(row.get("error") or "") or message
+
+
+# ------------------------------------------------------------------------- export
+
+def export_command(args, evidence_dir: Path) -> int:
+    """`hilrig results export`: rows of the chosen runs' evidence files as CSV or JSON."""
+    import sys
+
+    from ..reports.export import rows, to_csv, to_json
+    from ..reports.model import evidence_files, find_run, load_run
+
+    if args.run:
+        paths = [find_run(spec, evidence_dir) for spec in args.run]
+    else:
+        if args.last < 1:
+            raise ConfigError(f"--last {args.last}: give 1 or more")
+        paths = evidence_files(evidence_dir)[-args.last:]
+        if not paths:
+            raise ConfigError(f"no evidence files in {evidence_dir}: run the suite first (make run)")
+    columns, data = rows(load_run(p) for p in paths)
+    text = to_csv(columns, data) if args.format == "csv" else to_json(columns, data)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"hilrig results export: {len(data)} rows from {len(paths)} run(s) -> {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0

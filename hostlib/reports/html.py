@@ -1,0 +1,179 @@
+"""The per-run HTML report: one offline file (Jinja2 templates in reports/templates, inline SVG).
+
+    write_run_report(evidence_path) -> Path      # results/reports/<run_id>.html by default
+    case_log_html(case)                          # the fragment Robot's log.html shows per test
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from pathlib import Path
+from typing import Any
+
+from .._exceptions import InfrastructureError
+from . import plots
+from .model import CaseView, RunView, finite, is_failure, load_run, verdict_group, verdict_rank
+from .tables import axis_label, key_metric_rows, sweeps, threshold_rows
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def templates_dir() -> Path:
+    """reports/templates of the checkout ($HILRIG_REPORT_TEMPLATES overrides)."""
+    return Path(os.environ.get("HILRIG_REPORT_TEMPLATES") or REPO / "reports" / "templates")
+
+
+_env = None
+
+
+def environment():
+    global _env
+    if _env is None:
+        import jinja2
+
+        d = templates_dir()
+        if not d.is_dir():
+            raise InfrastructureError(f"report templates not found in {d} (set HILRIG_REPORT_TEMPLATES)")
+        _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(d)), autoescape=True,
+                                  undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        _env.filters["verdict_class"] = verdict_class
+        _env.filters["axis_label"] = axis_label
+    return _env
+
+
+def verdict_class(label: str) -> str:
+    return {"PASS": "pass", "PASS (marginal)": "marginal", "FAIL": "fail", "ERROR": "error",
+            "SKIP": "skip"}.get(verdict_group(str(label)), "error")
+
+
+def default_report_path(evidence_path: Path, run_id: str) -> Path:
+    """results/evidence/<id>.json -> results/reports/<id>.html (beside the outbox and evidence)."""
+    return evidence_path.resolve().parent.parent / "reports" / f"{run_id}.html"
+
+
+def _wall(run: RunView) -> str:
+    try:
+        a = _dt.datetime.fromisoformat(str(run.doc.get("started_utc")))
+        b = _dt.datetime.fromisoformat(str(run.doc.get("ended_utc")))
+    except (TypeError, ValueError):
+        return "-"
+    s = (b - a).total_seconds()
+    return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {s % 60:.0f} s"
+
+
+def rig_devices(run: RunView) -> list[dict]:
+    """Devices of the rig file as used (alias, driver, serial, args), plus the drivers the cases met."""
+    from ruamel.yaml import YAML, YAMLError
+
+    text = run.rig.get("text") or ""
+    try:
+        doc = YAML(typ="safe").load(text) if text else {}
+    except YAMLError:
+        doc = {}
+    out = []
+    for alias, entry in ((doc or {}).get("devices") or {}).items():
+        entry = entry if isinstance(entry, dict) else {}
+        args = entry.get("args")
+        out.append({"alias": alias, "driver": entry.get("driver", ""), "serial": entry.get("serial") or "",
+                    "args": ", ".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, dict) else (args or ""),
+                    "used": sum(1 for c in run.cases if c.get("device") == alias)})
+    return out
+
+
+def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, Any]:
+    return {
+        "view": case,
+        "test_name": case.test_name,
+        "anchor": case.anchor,
+        "verdict": case.verdict,
+        "message": case.message,
+        "error": case.get("error") or "",
+        "source": f"{case.case.get('source_file', '')}:{case.case.get('source_line', '')}",
+        "key_metrics": key_metric_rows(case),
+        "thresholds": threshold_rows(case),
+        "other_metrics": sorted((k, v) for k, v in case.metrics.items()
+                                if k not in {n for _, _, n in key_metric_rows(case)}),
+        "series_plot": plots.series_plot(case) if with_series_plot else "",
+        "failure_second": plots.failure_second(case),
+    }
+
+
+def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[str, Any]:
+    from ..results.verdict import format_metric
+
+    ordered = sorted(run.cases, key=lambda c: (verdict_rank(c.verdict), c.index))
+    sweep_blocks = []
+    for sw in sweeps(run):
+        for fixed, points in sw.facets:
+            sweep_blocks.append({"sweep": sw, "fixed": fixed, "grids": sw.grids(points),
+                                 "plot": plots.sweep_plot(sw, fixed, points), "n": len(points)})
+    return {
+        "run": run,
+        "run_id": run.run_id,
+        "rig_name": run.rig.get("name") or "",
+        "rig_path": run.rig.get("path") or "",
+        "rig_sha256": (run.rig.get("sha256") or "")[:12],
+        "devices": rig_devices(run),
+        "versions": run.versions,
+        "started": run.doc.get("started_utc") or "",
+        "ended": run.doc.get("ended_utc") or "",
+        "wall": _wall(run),
+        "tally": run.tally(),
+        "n_cases": len(run.cases),
+        "failures": [c for c in ordered if is_failure(c.verdict)],
+        "cases": [case_context(c) for c in ordered],
+        "sweeps": sweep_blocks,
+        "rate_plot": plots.achieved_vs_requested(run.cases),
+        "latency_plot": plots.latency_plot(run.cases),
+        "links": links or {},
+        "format_metric": format_metric,
+        "finite": finite,
+        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def render_run_report(run: RunView, *, links: dict[str, str] | None = None) -> str:
+    return environment().get_template("run.html.j2").render(**build_context(run, links=links))
+
+
+def write_run_report(evidence_path: str | Path, output: str | Path | None = None, *,
+                     links: dict[str, str] | None = None) -> Path:
+    """Render the run's evidence file into one offline HTML file and return its path.
+
+    output: default results/reports/<run_id>.html beside the evidence folder. links: extra
+    links shown in the header (e.g. {"Robot log": "../robot/log.html"}), relative to the report.
+    Written atomically (tmp + rename): a reader never sees half a report.
+    """
+    evidence_path = Path(evidence_path)
+    run = load_run(evidence_path)
+    out = Path(output) if output else default_report_path(evidence_path, run.run_id)
+    return _write(out, render_run_report(run, links=links))
+
+
+def case_log_html(result: Any, *, plots_inline: bool = True) -> str:
+    """The HTML fragment for one test in Robot's log.html: verdict line, key metrics first
+    (compact table), the thresholds table (limit, margin, verdict), the per-second plot inline.
+    `result` is a CaseResult (its to_dict() is used) or an evidence case dict."""
+    data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    case = CaseView(data, 0)
+    ctx = case_context(case, with_series_plot=plots_inline)
+    return environment().get_template("case_fragment.html.j2").render(c=ctx, verdict_class=verdict_class)
+
+
+def _write(out: Path, text: str) -> Path:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(out)
+    except OSError as exc:
+        raise InfrastructureError(f"cannot write the report {out}: {exc}") from exc
+    return out
+
+
+def write_compare_report(cmp: Any, output: str | Path) -> Path:
+    """`hilrig report --compare A B --output F`: the comparison as one HTML file."""
+    from .tables import KEY_LABELS
+
+    text = environment().get_template("compare.html.j2").render(cmp=cmp, labels=KEY_LABELS)
+    return _write(Path(output), text)

@@ -1,0 +1,208 @@
+"""What a report shows as numbers: key metrics per case, thresholds, sweeps as 2-D tables.
+
+Sweep tables are shaped like a lab's reference tables: one sweep axis as rows,
+another as columns, both in numeric order, one table per metric with its unit
+in the title (frames/s, MS/s, MB/s, drop %). Further axes split the tables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..results.verdict import format_metric
+from .model import CaseView, RunView, finite, is_failure
+
+
+@dataclass(frozen=True)
+class Column:
+    """A metric shown in a table: its evidence name, heading with unit, scale and format."""
+
+    metric: str
+    heading: str
+    scale: float = 1.0
+    fmt: str = "{:.2f}"
+
+    def value(self, metrics: dict) -> float | None:
+        v = metrics.get(self.metric)
+        return v * self.scale if finite(v) else None
+
+    def text(self, metrics: dict) -> str:
+        v = self.value(metrics)
+        return "" if v is None else self.fmt.format(v)
+
+
+# The key metrics of a case, in the order a technician reads them.
+KEY_METRICS = (
+    "throughput_sps", "throughput_ratio", "throughput_Bps", "frames_per_s", "missing_frames",
+    "overruns", "underruns", "seq_errors", "pattern_errors", "latency_p50_s", "latency_p99_s",
+    "latency_max_s",
+)
+KEY_LABELS = {
+    "throughput_sps": "achieved rate", "throughput_ratio": "of asked rate", "throughput_Bps": "data rate",
+    "frames_per_s": "frames/s", "missing_frames": "missing frames", "overruns": "overruns (O)",
+    "underruns": "underruns (U)", "seq_errors": "sequence errors (D/S)", "pattern_errors": "pattern errors",
+    "latency_p50_s": "latency p50", "latency_p99_s": "latency p99", "latency_max_s": "latency max",
+}
+
+# Sweep tables: one grid per column (metric) here, with the unit in the heading.
+SWEEP_COLUMNS = (
+    Column("frames_per_s", "frames/s", 1.0, "{:,.0f}"),
+    Column("throughput_sps", "MS/s", 1e-6, "{:,.2f}"),
+    Column("throughput_Bps", "MB/s", 1e-6, "{:,.1f}"),
+    Column("drop_ratio", "drop %", 100.0, "{:.3f}"),
+)
+
+AXIS_LABELS = {
+    "transport.frame_bytes": "frame bytes (B)", "channels": "channels", "decimation": "decimation",
+    "interpolation": "interpolation", "master_clock": "master clock (Hz)", "duration": "duration (s)",
+    "transport.kind": "transport", "format": "format",
+}
+
+
+def axis_label(key: str) -> str:
+    return AXIS_LABELS.get(key, key)
+
+
+def value_key(v: Any) -> tuple:
+    """Numeric order for numbers (and numeric strings), text order after them."""
+    try:
+        return (0, float(v), "")
+    except (TypeError, ValueError):
+        return (1, 0.0, str(v))
+
+
+def key_metric_rows(case: CaseView) -> list[tuple[str, str, str]]:
+    """(label, value with unit, metric name) for the key metrics the case has, in order."""
+    m = case.metrics
+    rows = []
+    for name in KEY_METRICS:
+        if name not in m:
+            continue
+        if name == "throughput_ratio":
+            text = f"{m[name] * 100:.2f} %"
+            rate = case.case.get("rate_sps")
+            if finite(rate):
+                text += f" of {format_metric('throughput_sps', rate)}"
+        else:
+            text = format_metric(name, m[name])
+        rows.append((KEY_LABELS[name], text, name))
+    return rows
+
+
+def threshold_rows(case: CaseView) -> list[dict]:
+    """Per threshold: text, measured, limit, margin (formatted in the metric's unit) and verdict."""
+    out = []
+    for t in case.thresholds:
+        metric = t.get("metric") or ""
+        verdict = "PASS" if t.get("passed") else "FAIL"
+        if t.get("marginal"):
+            verdict += " (marginal)"
+        text = str(t.get("text") or "")
+        out.append({
+            "threshold": text if not metric or text.startswith(metric) else f"{metric} {text}",
+            "measured": format_metric(metric, t.get("measured")),
+            "limit": format_metric(metric, t.get("limit")),
+            "margin": format_metric(metric, t.get("margin")),
+            "verdict": verdict,
+        })
+    return out
+
+
+@dataclass
+class SweepGrid:
+    """One metric of one sweep (facet) as a grid: rows x columns of formatted cells."""
+
+    column: Column
+    row_axis: str
+    col_axis: str | None
+    rows: list[Any]
+    cols: list[Any]
+    cells: dict[tuple[Any, Any], str]
+    failed: set[tuple[Any, Any]] = field(default_factory=set)
+    anchors: dict[tuple[Any, Any], str] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        return self.column.heading
+
+    def cell(self, r: Any, c: Any) -> str:
+        return self.cells.get((r, c), "")
+
+
+@dataclass
+class Sweep:
+    """All points of one swept case (sharing the case name), split by the axes beyond two."""
+
+    name: str
+    axes: list[str]
+    facets: list[tuple[dict, list[CaseView]]]  # (fixed values of the extra axes, points)
+
+    @property
+    def row_axis(self) -> str:
+        return self.axes[0]
+
+    @property
+    def col_axis(self) -> str | None:
+        return self.axes[1] if len(self.axes) > 1 else None
+
+    def grids(self, points: list[CaseView]) -> list[SweepGrid]:
+        rows = sorted({p.sweep_point.get(self.row_axis) for p in points}, key=value_key)
+        cols = sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key) if self.col_axis else [None]
+        grids = []
+        for column in SWEEP_COLUMNS:
+            if not any(column.metric in p.metrics for p in points):
+                continue
+            g = SweepGrid(column, self.row_axis, self.col_axis, rows, cols, {})
+            for p in points:
+                k = (p.sweep_point.get(self.row_axis), p.sweep_point.get(self.col_axis) if self.col_axis else None)
+                g.cells[k] = column.text(p.metrics)
+                g.anchors[k] = p.anchor
+                if is_failure(p.verdict):
+                    g.failed.add(k)
+            grids.append(g)
+        return grids
+
+    def series(self, points: list[CaseView], metric: Callable[[dict], float | None]):
+        """(col value, [(row value as float, y)]) per column value, rows in numeric order: for plots."""
+        out = []
+        cols = sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key) if self.col_axis else [None]
+        for c in cols:
+            pts = []
+            for p in points:
+                if self.col_axis and p.sweep_point.get(self.col_axis) != c:
+                    continue
+                x, y = p.sweep_point.get(self.row_axis), metric(p.metrics)
+                if y is not None and value_key(x)[0] == 0:
+                    pts.append((float(x), y))
+            out.append((c, sorted(pts)))
+        return out
+
+
+def _axis_order(keys: list[str], points: list[CaseView]) -> list[str]:
+    """The frame size first when it is swept (the lab's rows), the other axes in the YAML's
+    order (the next one gives the columns, the rest split the tables); axes with one value
+    only are left out."""
+    def n_values(k):
+        return len({str(p.sweep_point.get(k)) for p in points})
+    axes = [k for k in keys if n_values(k) > 1] or keys[:1]
+    axes.sort(key=lambda k: k != "transport.frame_bytes")  # stable: YAML order otherwise
+    return axes
+
+
+def sweeps(run: RunView) -> list[Sweep]:
+    """The run's sweeps: cases with a sweep point, grouped by case name, in run order."""
+    groups: dict[str, list[CaseView]] = {}
+    for c in run.cases:
+        if c.sweep_point:
+            groups.setdefault(c.name, []).append(c)
+    out = []
+    for name, points in groups.items():
+        keys = list(dict.fromkeys(k for p in points for k in p.sweep_point))
+        axes = _axis_order(keys, points)
+        extra = [k for k in axes[2:]]
+        facets: dict[tuple, list[CaseView]] = {}
+        for p in points:
+            facets.setdefault(tuple(p.sweep_point.get(k) for k in extra), []).append(p)
+        ordered = sorted(facets.items(), key=lambda kv: [value_key(v) for v in kv[0]])
+        out.append(Sweep(name, axes[:2] + extra, [(dict(zip(extra, k)), pts) for k, pts in ordered]))
+    return out
