@@ -73,7 +73,7 @@ class SoapyDriver(RadioDriver):
         sa: dict[str, Any] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": t.frame_bytes}
         opts = dict(t.options or {})
         if t.kind == "udp":
-            sa["socket_buffer_bytes"] = opts.get("socket_buffer_bytes", 4 * 1024 * 1024)
+            sa["socket_buffer_bytes"] = opts["socket_buffer_bytes"]   # complete: the loader filled the core's default
         elif t.kind == "shm":
             sa["slots"] = opts["slots"]
         fifo = getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
