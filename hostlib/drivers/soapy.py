@@ -80,10 +80,10 @@ class SoapyDriver(RadioDriver):
         if fifo:
             sa["fifo_frames"] = fifo
         faults = dict(getattr(case, "faults", None) or {})
-        if faults:
-            sa["fault_seed"] = faults.get("seed", 1)
-            for k in ("drop_frames", "corrupt_samples", "duplicate_frames", "reorder_frames"):
-                sa[k] = faults.get(k, 0)
+        # The module's stream args for the fault keys (hilrig::stream_args(): seed and
+        # window_frames get a fault_ prefix); unset keys keep the core's defaults.
+        for k, v in faults.items():
+            sa[f"fault_{k}" if k in ("seed", "window_frames") else k] = v
         sa.update(getattr(case, "stream_args", None) or {})
         return {k: str(v) for k, v in sa.items()}
 
