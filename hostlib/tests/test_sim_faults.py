@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hostlib.tests.test_native_streams import SIM, Sim, transport
+from hostlib.tests.test_native_streams import SIM, Sim, run_rx, transport
 from hostlib.transports import complete_config
 
 native = pytest.importorskip("hostlib._native", reason="build the native core first (cmake --build build)")
@@ -87,20 +87,9 @@ def test_window_bounds_placement_and_a_plan_that_does_not_fit_is_refused(sim):
 @pytest.mark.parametrize("kind", ["udp", "shm"])
 def test_rx_faults_inside_a_window_are_all_placed(sim, kind):
     rate, window = 1e6, 300   # 300 frames of 250 samples: 75 ms
-    rx = native.RxStream(complete_config({"direction": "rx", "rate_sps": rate, "frame_bytes": FRAME_BYTES,
-                                          "transport": transport(kind)}))
-    answer = sim.ok("configure", direction="rx", rate_sps=rate, frame_bytes=FRAME_BYTES, transport=rx.endpoint(),
-                    fifo_frames=64, faults={"seed": 5, "drop_frames": 30, "reorder_frames": 20, "duplicate_frames": 20,
-                                            "window_frames": window})
-    assert answer["fault_plan"]["last_fault_seq"] < window
-    rx.start()
-    sim.ok("start")
-    time.sleep(0.4)
-    ss = sim.ok("stop")["stats"]
-    deadline = time.monotonic() + 1
-    while not rx.stats()["eob_received"] and time.monotonic() < deadline:
-        time.sleep(0.01)
-    rx.stop()
-    st = rx.stats()
+    faults = {"seed": 5, "drop_frames": 30, "reorder_frames": 20, "duplicate_frames": 20, "window_frames": window}
+    cap = native.fault_capacity(complete_config({"frame_bytes": FRAME_BYTES, "faults": faults}, sim=True))
+    assert cap["fits"] and cap["last_seq"] < window
+    st, ss, _ = run_rx(sim, kind, rate, FRAME_BYTES, 0.4, faults=faults)
     assert (ss["injected_drop_frames"], ss["injected_reorder_frames"], ss["injected_duplicate_frames"]) == (30, 20, 20)
     assert st["missing_frames"] == 30 and st["reordered_frames"] == 20 and st["duplicate_frames"] == 20
