@@ -40,7 +40,9 @@ TEST(FaultPlan, PlacesExactlyWhatWasAskedOnSeparateFrames) {
     for (const auto& e : plan.entries()) {
       EXPECT_GE(e.seq, 16u);
       EXPECT_EQ((e.seq - 16) % 4, 0u);
-      if (&e != &plan.entries().front()) EXPECT_GE(e.seq, prev + 4);  // sorted, never neighbours
+      if (&e != &plan.entries().front()) {
+        EXPECT_GE(e.seq, prev + 4);  // sorted, never neighbours
+      }
       prev = e.seq;
       if (e.kind != hilrig::FaultPlan::kCorrupt) continue;
       words += e.words.size();
@@ -62,8 +64,9 @@ TEST(FaultPlan, PlacesExactlyWhatWasAskedOnSeparateFrames) {
   a.drop_frames = b.drop_frames = 6;
   b.seed = 2;
   std::vector<std::uint64_t> sa, sb;
-  for (const auto& e : hilrig::FaultPlan::make(a, cfg()).entries()) sa.push_back(e.seq);
-  for (const auto& e : hilrig::FaultPlan::make(b, cfg()).entries()) sb.push_back(e.seq);
+  const auto plan_a = hilrig::FaultPlan::make(a, cfg()), plan_b = hilrig::FaultPlan::make(b, cfg());
+  for (const auto& e : plan_a.entries()) sa.push_back(e.seq);
+  for (const auto& e : plan_b.entries()) sb.push_back(e.seq);
   EXPECT_NE(sa, sb);
 }
 

@@ -85,7 +85,9 @@ TEST(Pattern, PerChannelBuffersMatchTheInterleavedStream) {
         chan[wb * 7] ^= 1;
         chan[wb * 300] ^= 1;
         EXPECT_EQ(hilrig::pattern_check_channel(tick, C, c, chan.data(), n, fmt), 2u);
-        if (C > 1) EXPECT_EQ(hilrig::pattern_check_channel(tick, C, (c + 1) % C, want.data(), n, fmt), n);
+        if (C > 1) {
+          EXPECT_EQ(hilrig::pattern_check_channel(tick, C, (c + 1) % C, want.data(), n, fmt), n);
+        }
       }
     }
   }
