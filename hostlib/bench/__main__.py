@@ -5,8 +5,9 @@ confirmed over BENCH_CONFIRM_S (10 s, the issue's window; stepping down 10 % per
 failed try); BENCH_LONG=1 searches with 10 s windows too and runs the simulator
 for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
 median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench); BENCH_ONLY=udp,
-iperf3,shm,pymmap,sim,gnuradio picks row groups (gnuradio: gr-hilrig beside GNU Radio's
-own blocks, hostlib/bench/gnuradio.py).
+iperf3,shm,pymmap,sim,soapy,gnuradio,usb picks row groups (soapy: SoapySDRUtil --rate through the module
+driver=hilrig beside the native RxStream at the same rate and frame size; gnuradio: gr-hilrig beside GNU Radio's
+own blocks, hostlib/bench/gnuradio.py; usb: the USB engine over the simulated links and umockdev).
 """
 from __future__ import annotations
 
@@ -199,6 +200,51 @@ def sim_rx(seconds: float) -> dict:
     return {"verdict": res.verdict, "message": res.message, **res.metrics}
 
 
+SOAPY_RATE_SPS = 100e6
+SOAPY_RATE_S = 6.0   # SoapySDRUtil prints its rate every ~5 s
+
+
+def soapy_util_rate(rate_sps: float, seconds: float) -> float:
+    """Samples/s SoapySDRUtil --rate received through the module driver=hilrig (its
+    defaults: udp, the core's frame size, CS16), 0 if it printed none."""
+    import re
+    import signal
+
+    from ..drivers.sim import find_sim_binary
+    from ..drivers.soapy import ensure_plugin_path
+    exe = shutil.which("SoapySDRUtil")
+    if exe is None:
+        return 0.0
+    ensure_plugin_path()
+    proc = subprocess.Popen([exe, "--args=driver=hilrig", f"--rate={rate_sps:g}", "--direction=RX"],
+                            env={**os.environ, "HILRIG_SIM_BIN": find_sim_binary()},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=10)
+    rates = re.findall(r"([0-9.]+) Msps\s", out)
+    return float(rates[-1]) * 1e6 if rates else 0.0
+
+
+def native_rx_rate(rate_sps: float, seconds: float) -> float:
+    """Samples/s the native RxStream receives from the simulator at this rate over
+    udp with the core's default frame size: the sim driver through the engine."""
+    import dataclasses
+
+    from ..dsl import load_cases
+    from ..engine import run_case
+    from ..rig import load_rig
+
+    case = dataclasses.replace(load_cases([SOAPY_RX_CASE])[0], duration_s=seconds)
+    res = run_case(case, load_rig(REPO / "rigs" / "sim.yaml"), run_id="bench")
+    return float(res.metrics.get("throughput_sps", 0.0))
+
+
+SOAPY_RX_CASE = Path(__file__).resolve().parent / "cases" / "sim_rx_100msps_udp.yaml"
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
@@ -219,7 +265,7 @@ def main() -> int:
     confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
     sim_s = 30.0 if long else 3.0
     repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,gnuradio,usb").split(",")))
+    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,soapy,gnuradio,usb").split(",")))
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
@@ -303,6 +349,12 @@ def main() -> int:
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-",
             data=BenchRow("sim RX 1 GS/s sc16 shm", 65584, s.get("throughput_Bps"), s.get("frames_per_s"),
                           s.get("host_cpu_percent")))
+    if "soapy" in only:
+        soapy_sps = soapy_util_rate(SOAPY_RATE_SPS, SOAPY_RATE_S)
+        native_sps = native_rx_rate(SOAPY_RATE_SPS, SOAPY_RATE_S - 1)
+        add(f"SoapySDRUtil --rate {SOAPY_RATE_SPS / 1e6:g} MS/s RX, driver=hilrig", "8000 B",
+            f"{soapy_sps / 1e6:7.2f} MS/s", "-", "native RxStream (sim driver), same rate",
+            f"{native_sps / 1e6:7.2f} MS/s", f"{soapy_sps / native_sps:.2f}" if native_sps else "n/a")
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
         for r in gnuradio_rows(window_s, repeats):

@@ -21,7 +21,7 @@ from typing import Any
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
 from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
-from ..transports import native, stream_config
+from ..transports import native, sim_config
 from .base import Driver, Snapshot, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
@@ -145,17 +145,6 @@ class SimProcess:
         self._stderr.close()
 
 
-DEFAULT_FIFO_BYTES = 128 * 1024 * 1024
-
-
-def default_fifo_frames(frame_bytes: int) -> int:
-    """A 128 MiB device FIFO, like the DRAM FIFO of an X310-class radio: about
-    32 ms at 1 GS/s sc16, enough to ride out the ~10 ms scheduling stalls seen
-    on a shared 2-core VM, and still overflowing within a second when the host
-    cannot keep up. (The simulator's FIFO is a count of frames, not memory.)"""
-    return max(16, DEFAULT_FIFO_BYTES // int(frame_bytes))
-
-
 def _host_stream(make: Any, cfg: dict, case: Any, role: str) -> Any:
     """A native host stream; its errors become one-line hilrig errors naming the case
     (the core raises ValueError for a config it rejects, RuntimeError for a socket or ring)."""
@@ -181,6 +170,8 @@ class SimDriver(Driver):
         self.tx = None
         self._rings: list[Any] = []
         self._config: dict = {}
+        self.effective_config: dict = {}
+        self.fault_plan: dict = {}
 
     def open(self) -> None:
         args = dict(getattr(self.device, "args", {}) or {})
@@ -194,15 +185,11 @@ class SimDriver(Driver):
         """rx_dest: the endpoint of a host receiver that is not this driver's own
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         nat = native()
-        cfg = stream_config(case)
-        fifo_frames = (getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
-                       or default_fifo_frames(cfg["frame_bytes"]))
-        faults = dict(getattr(case, "faults", None) or {})
+        sim_cfg = sim_config(case, getattr(self.device, "fifo_frames", None))
+        cfg = {k: v for k, v in sim_cfg.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
         self._config = cfg
         kind = cfg["transport"]["kind"]
         direction = cfg["direction"]
-        sim_cfg = {**cfg, "master_clock_hz": float(case.master_clock_hz),
-                   "fifo_frames": int(fifo_frames), "faults": faults}
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
             if rx_dest is None:
@@ -213,6 +200,10 @@ class SimDriver(Driver):
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest
         answer = self.sim.request("configure", **sim_cfg)
+        # What the simulator runs with (to_json of its parsed config) and where its
+        # faults sit: the agreement test and the evidence read these.
+        self.effective_config = answer.get("config", {})
+        self.fault_plan = answer.get("fault_plan", {})
         if direction in ("tx", "loopback"):
             dest = answer.get("endpoint")
             if not dest:

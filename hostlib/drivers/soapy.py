@@ -75,17 +75,17 @@ class SoapyDriver(RadioDriver):
         sa: dict[str, Any] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": t.frame_bytes}
         opts = dict(t.options or {})
         if t.kind == "udp":
-            sa["socket_buffer_bytes"] = opts.get("socket_buffer_bytes", 4 * 1024 * 1024)
+            sa["socket_buffer_bytes"] = opts["socket_buffer_bytes"]   # complete: the loader filled the core's default
         elif t.kind == "shm":
             sa["slots"] = opts["slots"]
         fifo = getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
         if fifo:
             sa["fifo_frames"] = fifo
         faults = dict(getattr(case, "faults", None) or {})
-        if faults:
-            sa["fault_seed"] = faults.get("seed", 1)
-            for k in ("drop_frames", "corrupt_samples", "duplicate_frames", "reorder_frames"):
-                sa[k] = faults.get(k, 0)
+        # The module's stream args for the fault keys (hilrig::stream_args(): seed and
+        # window_frames get a fault_ prefix); unset keys keep the core's defaults.
+        for k, v in faults.items():
+            sa[f"fault_{k}" if k in ("seed", "window_frames") else k] = v
         sa.update(getattr(case, "stream_args", None) or {})
         return {k: str(v) for k, v in sa.items()}
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from hostlib._exceptions import ConfigError, ConfigIssue
-from hostlib.transports import default_shm_slots
+from hostlib.transports import default_shm_slots, stream_defaults, udp_defaults
 from hostlib.transports.usb import USB_KNOBS, usb_options
 from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, TransportSpec
 from hostlib.dsl.schema import SWEEP_KEYS, CaseModel
@@ -26,13 +26,10 @@ from hostlib.dsl.yamlsrc import dotted, line_of, load_yaml, pydantic_errors, to_
 from hostlib.units import format_quantity
 
 __all__ = ["load_cases", "validate_paths", "validate_command", "load_file", "find_case_files",
-           "UDP_MAX_FRAME_BYTES", "DEFAULT_TIMEOUT_MARGIN_S"]
+           "DEFAULT_TIMEOUT_MARGIN_S"]
 
-UDP_MAX_FRAME_BYTES = 65507          # largest IPv4 UDP payload (65535 - 8 UDP - 20 IP)
 SHM_MAX_FRAME_BYTES = 64 * 1024**2   # a slot larger than this is a typo, not a test
 DEFAULT_TIMEOUT_MARGIN_S = 30.0      # default timeout = duration + warmup + this
-UDP_DEFAULTS = {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2,
-                "gso": True, "gro": True, "busy_poll": False}
 _UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll")
 _SHM_KNOBS = ("slots",)
 _KNOBS = {"udp": _UDP_KNOBS, "shm": _SHM_KNOBS, "usb": USB_KNOBS}
@@ -129,7 +126,7 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
     t = m.transport
     fb = t.frame_bytes
     if t.kind == "udp":
-        options = dict(UDP_DEFAULTS)
+        options = udp_defaults()
         if t.host is not None:
             options["host"] = t.host
         if t.port is not None:
@@ -224,9 +221,10 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
     min_frame = FRAME_HEADER_BYTES + unit
     fb = t.frame_bytes
     fpath = ("transport", "frame_bytes")
-    if t.kind == "udp" and fb > UDP_MAX_FRAME_BYTES:
+    udp_max = stream_defaults()["udp_max_frame_bytes"]   # the core's (largest IPv4 UDP payload)
+    if t.kind == "udp" and fb > udp_max:
         errs.append((fpath, f"{fb} bytes does not fit one UDP datagram; udp frame_bytes must be "
-                     f"{min_frame}..{UDP_MAX_FRAME_BYTES - (UDP_MAX_FRAME_BYTES - FRAME_HEADER_BYTES) % unit} "
+                     f"{min_frame}..{udp_max - (udp_max - FRAME_HEADER_BYTES) % unit} "
                      f"(the 48-byte header plus a multiple of {unit} bytes)"))
     elif t.kind == "shm" and fb > SHM_MAX_FRAME_BYTES:
         errs.append((fpath, f"{fb} bytes is larger than the {SHM_MAX_FRAME_BYTES} bytes allowed for a shm slot"))

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
+from hostlib.transports import stream_defaults
 from hostlib.units import UnitError, parse_quantity
 
 __all__ = ["CaseModel", "FaultsModel", "TransportModel", "SWEEP_KEYS", "quantity", "int_quantity"]
@@ -57,7 +58,8 @@ Count0 = Annotated[int, Field(strict=True, ge=0)]
 class TransportModel(BaseModel):
     model_config = _Strict
     kind: Literal["udp", "shm", "usb"]
-    frame_bytes: Annotated[int, int_quantity("size", minimum=1)] = 8000
+    frame_bytes: Annotated[int, int_quantity("size", minimum=1)] = Field(
+        default_factory=lambda: stream_defaults()["frame_bytes"])   # the core's default
     # udp knobs
     host: NonEmpty | None = None
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None

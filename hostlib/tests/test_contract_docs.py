@@ -3,6 +3,8 @@ streams and the simulator report must be written down there (docs lag code, not
 the other way round)."""
 from __future__ import annotations
 
+from hostlib.transports import complete_config
+
 import re
 
 from hostlib.drivers.sim import SimProcess
@@ -26,7 +28,7 @@ def undocumented(keys) -> list[str]:
 
 @requires_native
 def test_host_stream_stats_keys_are_documented():
-    rx = native().RxStream(RX_CONFIG)
+    rx = native().RxStream(complete_config(RX_CONFIG))
     try:
         assert undocumented(rx.stats()) == []
         assert undocumented(rx.endpoint()) == []
@@ -38,14 +40,17 @@ def test_host_stream_stats_keys_are_documented():
 def test_simulator_stats_keys_are_documented():
     sim = SimProcess()
     try:
-        rx = native().RxStream(RX_CONFIG)
+        rx = native().RxStream(complete_config(RX_CONFIG))
         try:
-            sim.request("configure", **{**RX_CONFIG, "rx_dest": rx.endpoint(), "fifo_frames": 16, "faults": {}})
+            answer = sim.request("configure", **complete_config({**RX_CONFIG, "rx_dest": rx.endpoint(), "fifo_frames": 16},
+                                                                sim=True))
             stats = sim.request("stats")["stats"]
         finally:
             rx.stop()
         assert "frames_sent" in stats
         assert undocumented(stats) == []
         assert undocumented(sim.request("hello")) == []
+        assert undocumented(answer) == [] and undocumented(answer["config"]) == []
+        assert undocumented(answer["fault_plan"]) == [] and undocumented(answer["config"]["faults"]) == []
     finally:
         sim.close()

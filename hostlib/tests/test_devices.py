@@ -61,6 +61,12 @@ def test_soapysdrutil_find_probe_and_bounded_rate():
     assert "driver = hilrig" in found.stdout and "serial = hilrig-sim0" in found.stdout, found.stdout
     probe = subprocess.run(["SoapySDRUtil", "--probe=driver=hilrig"], env=env, capture_output=True, text=True, timeout=30)
     assert "hardware=hilrig-sim" in probe.stdout and "Stream formats: CS16, CS8, CF32" in probe.stdout, probe.stdout
+    # CF32 = CS16 / 32768 in the module's conversions: the native full scale says the same.
+    assert "Native format: CS16 [full-scale=32768]" in probe.stdout, probe.stdout
+    # The stream args table is generated from the core's config: its defaults are the core's.
+    from hostlib.transports import stream_defaults
+    assert f"key=socket_buffer_bytes, default={stream_defaults()['socket_buffer_bytes']}," in probe.stdout
+    assert f"key=frame_bytes, default={stream_defaults()['frame_bytes']}," in probe.stdout
     # --rate runs until SIGINT: bound it; SoapySDRUtil prints a rate line every ~5 s.
     proc = subprocess.Popen(["SoapySDRUtil", "--args=driver=hilrig", "--rate=10e6", "--direction=RX"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -114,18 +120,19 @@ def test_gnuradio_soapy_source_receives_clean_counter_pattern(tmp_path):
     assert nat.pattern_check(first, bytes(bad), "sc16") == 1
 
 
-@pytest.mark.parametrize("channels", [1, 2])
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
 @pytest.mark.parametrize("wire,host,lossless", [("sc16", "CS16", True), ("sc8", "CS8", True), ("sc8", "CS16", True),
+                                                ("sc16", "CF32", True), ("sc8", "CF32", True),
                                                 ("sc16", "CS8", False)])
 def test_soapy_sample_conversions_round_trip(monkeypatch, wire, host, channels, lossless):
     """Samples read in a host format and written back over TX: where the module's
-    conversion loses nothing both ways (same width, or sc8 widened to CS16 and back)
-    the device finds its whole pattern; sc16 narrowed to CS8 drops the low byte and
-    the device counts the damage."""
+    conversion loses nothing both ways (same width, sc8 widened to CS16 and back,
+    CF32 = integer / full scale) the device finds its whole pattern, exactly; sc16
+    narrowed to CS8 drops the low byte and the device counts the damage."""
     monkeypatch.setenv("HILRIG_SIM_BIN", soapy_env()["HILRIG_SIM_BIN"])
     soapy = pytest.importorskip("SoapySDR")
     np = pytest.importorskip("numpy")
-    dtype = {"CS16": np.int16, "CS8": np.int8}[host]
+    dtype = {"CS16": np.int16, "CS8": np.int8, "CF32": np.float32}[host]
     n = 3000
     dev = soapy.Device("driver=hilrig")
     bufs = [np.zeros(2 * n, dtype) for _ in range(channels)]
@@ -137,8 +144,16 @@ def test_soapy_sample_conversions_round_trip(monkeypatch, wire, host, channels, 
         r = dev.readStream(rx, [b[2 * got:] for b in bufs], n - got, timeoutUs=1_000_000)
         assert r.ret > 0, r
         got += r.ret
+    rx_stats = json.loads(dev.readSensor("rx_stats"))  # the core's receive accounting in the module
     dev.deactivateStream(rx)
     dev.closeStream(rx)
+    assert rx_stats["frames_received"] > 0 and rx_stats["pattern_errors"] == 0, rx_stats
+    assert rx_stats["missing_frames"] == 0 and rx_stats["malformed_frames"] == 0, rx_stats
+    if host == "CF32":  # full scale 2^15 (2^7 for sc8): every value is an exact multiple of 1/scale
+        scale = 32768 if wire == "sc16" else 128
+        for b in bufs:
+            assert np.array_equal(b * scale, np.round(b * scale)) and np.abs(b).max() <= 1.0
+            assert np.unique(b).size > 32  # not all zeros: the pattern came through
     dev.setSampleRate(soapy.SOAPY_SDR_TX, 0, 1e6)
     tx = dev.setupStream(soapy.SOAPY_SDR_TX, host, list(range(channels)), {"WIRE": wire})
     dev.activateStream(tx)

@@ -1,6 +1,8 @@
 """hostlib._native small API: pattern, crc, ShmRing, socket buffer report."""
 from __future__ import annotations
 
+from hostlib.transports import complete_config
+
 import os
 
 import pytest
@@ -32,8 +34,8 @@ def test_shm_ring_is_a_memfd_with_mode_0600():
 
 
 def test_udp_endpoint_reports_granted_buffer():
-    rx = native.RxStream({"direction": "rx", "transport": {"kind": "udp", "host": "127.0.0.1", "port": 0,
-                                                            "socket_buffer_bytes": 1 << 20}})
+    rx = native.RxStream(complete_config({"direction": "rx", "transport": {"kind": "udp", "host": "127.0.0.1", "port": 0,
+                                                            "socket_buffer_bytes": 1 << 20}}))
     ep = rx.endpoint()
     assert ep["kind"] == "udp" and ep["port"] > 0
     assert ep["socket_buffer_bytes"] == 1 << 20

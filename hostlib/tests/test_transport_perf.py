@@ -4,6 +4,8 @@ batched ring publishing, the vectorised checker counts exact errors at every
 length and offset, the DSL offload knobs, and the host-limited verdict."""
 from __future__ import annotations
 
+from hostlib.transports import complete_config
+
 import time
 
 import pytest
@@ -18,7 +20,7 @@ def _stream_udp(sim, *, gso: bool, gro: bool, frame_bytes: int, rate_sps: float,
     cfg = {"direction": "rx", "channels": 1, "sample_format": "sc16", "rate_sps": rate_sps,
            "frame_bytes": frame_bytes, "pattern": "counter",
            "transport": {"kind": "udp", "host": "127.0.0.1", "port": 0, "gso": gso, "gro": gro}}
-    rx = native.RxStream(cfg)
+    rx = native.RxStream(complete_config(cfg))
     ep = rx.endpoint()
     assert ep["gro"] is gro  # this kernel (>= 5.0) offers GRO; off means off
     sim.ok("configure", **dict(cfg, transport=ep), fifo_frames=4096,
@@ -52,8 +54,8 @@ def test_udp_offloads_on_and_off_count_every_frame(gso, gro):
 
 
 def test_socket_buffer_grows_with_rate_and_warnings_are_listed():
-    slow = native.RxStream({"rate_sps": 1e6, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}})
-    fast = native.RxStream({"rate_sps": 1e9, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}})
+    slow = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}}))
+    fast = native.RxStream(complete_config({"rate_sps": 1e9, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}}))
     assert slow.endpoint()["socket_buffer_bytes_sized"] == 4 << 20   # the configured floor
     assert fast.endpoint()["socket_buffer_bytes_sized"] == 32 << 20  # 50 ms of 4 GB/s, capped at 32 MiB
     granted = fast.endpoint()["socket_buffer_bytes_granted"] // 2
@@ -65,17 +67,17 @@ def test_socket_buffer_grows_with_rate_and_warnings_are_listed():
 @pytest.mark.parametrize("frame_bytes,offload", [(1472, True), (16000, True), (16300, False), (65000, False)])
 def test_gso_gro_only_where_four_frames_share_a_super_packet(frame_bytes, offload):
     # Asked for, but used only when >= 4 frames fit one 65000-byte GSO/GRO packet.
-    rx = native.RxStream({"rate_sps": 1e6, "frame_bytes": frame_bytes,
-                          "transport": {"kind": "udp", "port": 0, "gso": True, "gro": True}})
+    rx = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": frame_bytes,
+                          "transport": {"kind": "udp", "port": 0, "gso": True, "gro": True}}))
     ep = rx.endpoint()
     assert ep["gro"] is offload and rx.stats()["warnings"] == []
-    tx = native.TxStream({"rate_sps": 1e6, "frame_bytes": frame_bytes, "dest": ep})
+    tx = native.TxStream(complete_config({"rate_sps": 1e6, "frame_bytes": frame_bytes, "dest": ep}))
     assert tx.stats()["gso"] is offload
 
 
 def test_shm_ring_grows_to_50_ms_of_the_stream():
-    slow = native.RxStream({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
-    fast = native.RxStream({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
+    slow = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}}))
+    fast = native.RxStream(complete_config({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}}))
     assert slow.endpoint()["slots"] == 64                       # the configured floor
     assert fast.endpoint()["slots"] == -(-1e9 / 16384 * 0.05 // 1)  # 50 ms of 61035 frames/s
 
@@ -83,7 +85,7 @@ def test_shm_ring_grows_to_50_ms_of_the_stream():
 def test_sim_says_why_frames_overflowed():
     # A host that never reads: the 16-slot ring fills, then the 8-frame FIFO overflows,
     # and the simulator puts the blame on the full link, not on its own lateness.
-    ring = native.RxStream({"rate_sps": 1e6, "frame_bytes": 1072, "transport": {"kind": "shm", "slots": 16}})
+    ring = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": 1072, "transport": {"kind": "shm", "slots": 16}}))
     sim = Sim()
     try:
         sim.ok("configure", direction="rx", rate_sps=1e6, frame_bytes=1072, fifo_frames=8,

@@ -68,7 +68,7 @@ json bench_udp(const Args& a) {
   RxStream rx(cfg);
   json ep = rx.endpoint();
   StreamConfig tcfg = cfg;
-  tcfg.transport = parse_transport(ep, "endpoint");
+  tcfg.transport = transport_at_endpoint(cfg.transport, ep, "endpoint");
   tcfg.transport.gso = cfg.transport.gso;
   TxStream tx(tcfg);
   rx.start();

@@ -9,6 +9,7 @@
 #include "json_bridge.hpp"
 #include "hilrig/config.hpp"
 #include "hilrig/crc32c.hpp"
+#include "hilrig/fault_plan.hpp"
 #include "hilrig/frame.hpp"
 #include "hilrig/pattern.hpp"
 #include "hilrig/shm_ring.hpp"
@@ -25,19 +26,20 @@ namespace {
 using hilrig_py::from_json;
 using hilrig_py::to_json;
 
+// A complete stream config (hostlib.transports fills it from the core's defaults);
+// TxStream's also has "dest", the simulator's endpoint, applied to its transport.
 hilrig::StreamConfig config_from(const py::dict& d, bool tx) {
   json j = to_json(d);
-  if (tx) {
-    if (!j.contains("dest")) throw std::invalid_argument("TxStream config: key \"dest\" (the simulator's endpoint) is missing");
-    json dest = j["dest"];
-    // The destination inherits the socket buffer request from "transport" if given.
-    if (j.contains("transport") && j["transport"].is_object() && j["transport"].contains("socket_buffer_bytes") &&
-        !dest.contains("socket_buffer_bytes"))
-      dest["socket_buffer_bytes"] = j["transport"]["socket_buffer_bytes"];
-    j["transport"] = dest;
-  }
-  return hilrig::parse_stream_config(j);
+  std::string where = tx ? "TxStream config" : "RxStream config";
+  if (tx && !j.contains("dest")) throw std::invalid_argument(where + ": key \"dest\" (the simulator's endpoint) is missing");
+  json dest = tx ? j["dest"] : json();
+  if (tx) j.erase("dest");
+  hilrig::StreamConfig c = hilrig::stream_config_from_json(j, where);
+  if (tx) c.transport = hilrig::transport_at_endpoint(c.transport, dest, where + ".dest");
+  return c;
 }
+
+hilrig::TransportKind kind_of(const std::string& s) { return hilrig::parse_transport_kind(s, "kind"); }
 
 std::uint8_t get_u8(const py::dict& h, const char* k, std::uint64_t dflt, std::uint64_t max) {
   if (!h.contains(k)) return std::uint8_t(dflt);
@@ -64,6 +66,41 @@ std::string_view view(const py::buffer& b, py::buffer_info& info) {
 PYBIND11_MODULE(_native, m) {
   m.doc() = "hilrig native core: frames, pattern, transports, streams";
   m.attr("FRAME_HEADER_BYTES") = py::int_(hilrig::kFrameHeaderBytes);
+
+  // The stream config's defaults, defined once in hilrig/config.hpp.
+  m.def("stream_defaults", [] {
+    namespace d = hilrig::defaults;
+    json keys = json::array();
+    for (const char* k : hilrig::kFaultKeys) keys.push_back(k);
+    return from_json({{"frame_bytes", d::kFrameBytes}, {"udp_max_frame_bytes", d::kUdpMaxFrameBytes},
+                      {"socket_buffer_bytes", d::kSocketBufferBytes}, {"ring_bytes", d::kRingBytes},
+                      {"ring_min_slots", d::kRingMinSlots}, {"ring_max_slots", d::kRingMaxSlots},
+                      {"fifo_bytes", d::kFifoBytes}, {"fifo_min_frames", d::kFifoMinFrames},
+                      {"rate_sps", d::kRateSps}, {"master_clock_hz", d::kMasterClockHz}, {"host", d::kHost},
+                      {"fault_keys", keys}});
+  }, "Every default of the stream config (docs/architecture.md \"Stream config\").");
+  m.def("default_stream_config", [](const std::string& kind, std::uint32_t frame_bytes) {
+    return from_json(hilrig::to_json(hilrig::default_stream_config(kind_of(kind), frame_bytes)));
+  }, py::arg("kind") = "udp", py::arg("frame_bytes") = hilrig::defaults::kFrameBytes,
+     "A complete stream config with every default for this transport and frame size.");
+  m.def("default_sim_config", [](const std::string& kind, std::uint32_t frame_bytes) {
+    return from_json(hilrig::to_json(hilrig::default_sim_config(kind_of(kind), frame_bytes)));
+  }, py::arg("kind") = "udp", py::arg("frame_bytes") = hilrig::defaults::kFrameBytes,
+     "default_stream_config plus the simulator's master_clock_hz, fifo_frames and faults.");
+  m.def("check_stream_config", [](const py::dict& d) {
+    return from_json(hilrig::to_json(hilrig::stream_config_from_json(to_json(d))));
+  }, py::arg("config"), "The config as the core reads it (to_json(from_json(config))); ValueError naming a bad key.");
+  m.def("check_sim_config", [](const py::dict& d) {
+    return from_json(hilrig::to_json(hilrig::sim_config_from_json(to_json(d))));
+  }, py::arg("config"), "check_stream_config for the simulator's configure.");
+  m.def("fault_capacity", [](const py::dict& sim_config) {
+    const hilrig::SimConfig c = hilrig::sim_config_from_json(to_json(sim_config));
+    const auto cap = hilrig::FaultPlan::capacity(c.faults, c.stream);
+    return from_json({{"slots_needed", cap.slots_needed}, {"slots_available", cap.slots_available},
+                      {"corrupt_samples_per_frame", cap.corrupt_samples_per_frame}, {"last_seq", cap.last_seq},
+                      {"fits", cap.fits()}});
+  }, py::arg("sim_config"),
+     "How many faulty frames the config's faults need and its faults.window_frames holds (docs/architecture.md).");
 
   m.def(
       "encode_frame",

@@ -24,7 +24,10 @@ static json handle(hilrig::SimDevice& dev, const json& req, bool& quit) {
     return {{"ok", false}, {"error", "request must be a JSON object with a string \"cmd\""}};
   const std::string cmd = req["cmd"];
   if (cmd == "hello") return {{"ok", true}, {"name", "hilrig-sim"}, {"version", HILRIG_VERSION}, {"pid", getpid()}};
-  if (cmd == "configure") return {{"ok", true}, {"endpoint", dev.configure(req)}};
+  if (cmd == "configure") {
+    json endpoint = dev.configure(req);
+    return {{"ok", true}, {"endpoint", endpoint}, {"config", dev.config_json()}, {"fault_plan", dev.fault_plan_json()}};
+  }
   if (cmd == "start") {
     dev.start();
     return {{"ok", true}};

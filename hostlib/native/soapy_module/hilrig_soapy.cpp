@@ -6,6 +6,11 @@
 // from the same simulator the `sim` driver uses. The sample rate is coerced like a
 // device with an integer divider: rate = master_clock / round(master_clock / asked).
 //
+// Everything but the SoapySDR API is the core's: the stream config and its stream
+// args (hilrig/config.hpp), the receive accounting (RxChecker: sequence, pattern,
+// malformed; sensor rx_stats), the framer and the TX pacer (hilrig/tx_pacer.hpp),
+// the conversions (hilrig/convert.hpp, bit-identical to SoapySDR's).
+//
 // RX: one frame per readStream call at most (the MTU is one frame); the frame's
 // sample_tick becomes timeNs, so a client sees lost frames as time gaps; a frame
 // flagged OVERFLOW_BEFORE is preceded by one SOAPY_SDR_OVERFLOW return. TX:
@@ -26,14 +31,19 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
+#include <map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "hilrig/clock.hpp"
 #include "hilrig/config.hpp"
+#include "hilrig/convert.hpp"
 #include "hilrig/frame.hpp"
+#include "hilrig/framer.hpp"
+#include "hilrig/rx_check.hpp"
+#include "hilrig/streams.hpp"
+#include "hilrig/tx_pacer.hpp"
 #include "hilrig/shm_ring.hpp"
 #include "hilrig/soapy_simproc.hpp"
 #include "hilrig/udp.hpp"
@@ -42,65 +52,11 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double kDefaultMasterClockHz = 200e6;
-constexpr double kDefaultRateSps = 10e6;
-constexpr std::uint32_t kDefaultFrameBytes = 8000;
 constexpr std::size_t kMaxChannels = 4;
 
 std::string arg(const SoapySDR::Kwargs& a, const char* key, const std::string& dflt = "") {
   auto it = a.find(key);
   return it == a.end() ? dflt : it->second;
-}
-
-long long int_arg(const SoapySDR::Kwargs& a, const char* key, long long dflt) {
-  auto it = a.find(key);
-  if (it == a.end() || it->second.empty()) return dflt;
-  try {
-    std::size_t pos = 0;
-    long long v = std::stoll(it->second, &pos);
-    if (pos != it->second.size()) throw std::invalid_argument("trailing");
-    return v;
-  } catch (const std::exception&) {
-    throw std::invalid_argument(std::string("hilrig: stream arg ") + key + "=" + it->second + " is not an integer");
-  }
-}
-
-// ---- Sample conversion between the wire format (sc16/sc8 in the frame, channels
-// interleaved tick by tick) and a SoapySDR host buffer (CS16/CS8/CF32, one per channel).
-
-// One I or Q value from In to Out, like a device's converters: sc16 <-> sc8 keep or
-// restore the high byte; to float divides by full scale, from float rounds.
-template <class Out, class In>
-Out convert(In v) {
-  if constexpr (std::is_same_v<In, Out>) return v;
-  else if constexpr (std::is_same_v<Out, float>) return float(v) / (std::is_same_v<In, std::int16_t> ? 32768.0f : 128.0f);
-  else if constexpr (std::is_same_v<In, float>) return Out(std::lrint(v * (std::is_same_v<Out, std::int16_t> ? 32767.0f : 127.0f)));
-  else if constexpr (std::is_same_v<Out, std::int8_t>) return std::int8_t(v >> 8);
-  else return std::int16_t(v * 256);
-}
-
-// Channel c (of C) of n ticks: out of a frame payload into one host buffer...
-template <class Wire, class Host>
-void deinterleave(const Wire* frame, unsigned C, unsigned c, std::uint32_t n, Host* out) {
-  if constexpr (std::is_same_v<Wire, Host>) {
-    if (C == 1) return void(std::memcpy(out, frame, std::size_t(n) * 2 * sizeof(Wire)));
-  }
-  for (std::uint32_t i = 0; i < n; ++i) {
-    out[2 * i] = convert<Host>(frame[2 * (i * C + c)]);
-    out[2 * i + 1] = convert<Host>(frame[2 * (i * C + c) + 1]);
-  }
-}
-
-// ...and from one host buffer into a frame payload.
-template <class Host, class Wire>
-void interleave(const Host* in, unsigned C, unsigned c, std::uint32_t n, Wire* frame) {
-  if constexpr (std::is_same_v<Wire, Host>) {
-    if (C == 1) return void(std::memcpy(frame, in, std::size_t(n) * 2 * sizeof(Wire)));
-  }
-  for (std::uint32_t i = 0; i < n; ++i) {
-    frame[2 * (i * C + c)] = convert<Wire>(in[2 * i]);
-    frame[2 * (i * C + c) + 1] = convert<Wire>(in[2 * i + 1]);
-  }
 }
 
 // Calls f(Wire{}, Host{}) with the C++ types of a stream's wire and host formats.
@@ -119,9 +75,8 @@ struct Stream {
   int direction = SOAPY_SDR_RX;
   std::string format;  // CS16, CS8, CF32 (host side)
   std::vector<std::size_t> channels;
-  hilrig::StreamConfig cfg;
-  json faults = json::object();
-  std::uint32_t fifo_frames = 0;
+  hilrig::SimConfig sim;  // the stream config (sim.stream) and the simulator's settings
+  const hilrig::StreamConfig& cfg() const { return sim.stream; }
   bool active = false;
   // RX
   std::unique_ptr<hilrig::UdpSocket> sock;
@@ -132,12 +87,14 @@ struct Stream {
   hilrig::FrameHeader hdr;
   std::uint32_t frame_ticks = 0, consumed_ticks = 0;
   bool overflow_reported = false;
-  std::uint64_t malformed = 0;
+  std::unique_ptr<hilrig::RxCounters> rxc;
+  std::unique_ptr<hilrig::RxChecker> check;
   // TX
   std::unique_ptr<hilrig::UdpSocket> txsock;
   std::unique_ptr<hilrig::ShmRing> txring;
   std::vector<std::uint8_t> txbuf;
-  std::uint64_t tx_seq = 0, tx_tick = 0, tx_t0_ns = 0;
+  std::unique_ptr<hilrig::TxPacer> pacer;  // samples; restarted by each burst
+  std::uint64_t tx_seq = 0, tx_tick = 0, burst_tick = 0;
   bool tx_in_burst = false;
   std::uint64_t seen_underruns = 0, seen_seq_errors = 0, pending_underruns = 0, pending_seq_errors = 0;
   std::uint64_t last_status_poll_ns = 0;
@@ -151,7 +108,7 @@ class HilrigDevice : public SoapySDR::Device {
       throw std::runtime_error("hilrig: simulator hilrig-sim not found (sim_binary arg, $HILRIG_SIM_BIN, the build tree, PATH)");
     sim_ = std::make_unique<hilrig::SimProcess>(binary_);
     if (args.count("master_clock_rate")) master_clock_hz_ = std::stod(args.at("master_clock_rate"));
-    rate_sps_ = coerce(kDefaultRateSps);
+    rate_sps_ = coerce(hilrig::defaults::kRateSps);
   }
 
   // ---------------------------------------------------------------- identification
@@ -204,18 +161,28 @@ class HilrigDevice : public SoapySDR::Device {
   double getBandwidth(const int, const size_t) const override { return bw_hz_ > 0 ? bw_hz_ : rate_sps_; }
 
   // The simulator's own counters (frames sent, overflows, injected faults, TX checks).
-  std::vector<std::string> listSensors() const override { return {"sim_stats"}; }
+  // sim_stats: the simulator's counters; rx_stats: this module's receive accounting
+  // (RxStream.stats() keys); sim_config: the simulator's effective config (its
+  // configure answer, to_json of what it parsed).
+  std::vector<std::string> listSensors() const override { return {"sim_stats", "rx_stats", "sim_config"}; }
   SoapySDR::ArgInfo getSensorInfo(const std::string& key) const override {
     SoapySDR::ArgInfo info;
     info.key = key;
-    info.name = "simulator stats";
+    info.name = key;
     info.type = SoapySDR::ArgInfo::STRING;
-    info.description = "JSON object of hilrig-sim's stats (docs/architecture.md)";
+    info.description = "JSON object (docs/architecture.md, docs/drivers.md)";
     return info;
   }
   std::string readSensor(const std::string& key) const override {
-    if (key != "sim_stats") throw std::invalid_argument("hilrig: no sensor " + key + " (has: sim_stats)");
-    return sim_->request({{"cmd", "stats"}})["stats"].dump();
+    if (key == "sim_stats") return sim_->request({{"cmd", "stats"}})["stats"].dump();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (key == "sim_config") return effective_config_.dump();
+    if (key == "rx_stats") {
+      for (const Stream* s : streams_)
+        if (s->direction == SOAPY_SDR_RX) return hilrig::counters_json(*s->rxc).dump();
+      return json::object().dump();
+    }
+    throw std::invalid_argument("hilrig: no sensor " + key + " (has: sim_stats, rx_stats, sim_config)");
   }
 
   // ---------------------------------------------------------------- streams
@@ -223,32 +190,27 @@ class HilrigDevice : public SoapySDR::Device {
     return {SOAPY_SDR_CS16, SOAPY_SDR_CS8, SOAPY_SDR_CF32};
   }
   std::string getNativeStreamFormat(const int, const size_t, double& fullScale) const override {
-    fullScale = 32767;
+    fullScale = hilrig::kS16FullScale;  // CF32 = CS16 / fullScale, as the conversions do
     return SOAPY_SDR_CS16;
   }
+  // Generated from the core's stream config: every arg, its default, its place.
   SoapySDR::ArgInfoList getStreamArgsInfo(const int, const size_t) const override {
+    const json d = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::udp));
+    const json d_shm = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::shm));
     SoapySDR::ArgInfoList l;
-    auto add = [&](const char* key, const char* value, const char* desc, SoapySDR::ArgInfo::Type t,
-                   std::vector<std::string> options = {}) {
-      SoapySDR::ArgInfo a;
-      a.key = key;
-      a.value = value;
-      a.name = key;
-      a.description = desc;
-      a.type = t;
-      a.options = options;
-      l.push_back(a);
-    };
-    add("WIRE", "sc16", "sample format between simulator and host", SoapySDR::ArgInfo::STRING, {"sc16", "sc8"});
-    add("transport", "udp", "link between simulator and host", SoapySDR::ArgInfo::STRING, {"udp", "shm"});
-    add("frame_bytes", "8000", "whole frame incl. 48-byte header (the MTU follows)", SoapySDR::ArgInfo::INT);
-    add("host", "127.0.0.1", "udp: address the host receiver binds", SoapySDR::ArgInfo::STRING);
-    add("socket_buffer_bytes", "4194304", "udp: SO_RCVBUF/SO_SNDBUF request", SoapySDR::ArgInfo::INT);
-    add("slots", "256", "shm: ring slots", SoapySDR::ArgInfo::INT);
-    add("fifo_frames", "0", "simulator device FIFO in frames; 0 = 4 MiB worth", SoapySDR::ArgInfo::INT);
-    add("fault_seed", "1", "seed of the injected faults", SoapySDR::ArgInfo::INT);
-    for (const char* f : {"drop_frames", "corrupt_samples", "duplicate_frames", "reorder_frames"})
-      add(f, "0", "RX fault injection count", SoapySDR::ArgInfo::INT);
+    for (const hilrig::StreamArg& a : hilrig::stream_args()) {
+      SoapySDR::ArgInfo info;
+      info.key = info.name = a.key;
+      const json::json_pointer ptr(a.pointer);
+      const json& v = d.contains(ptr) ? d[ptr] : d_shm[ptr];
+      info.value = v.is_string() ? v.get<std::string>() : v.dump();
+      info.description = a.description;
+      info.type = a.type == hilrig::StreamArg::kInt    ? SoapySDR::ArgInfo::INT
+                  : a.type == hilrig::StreamArg::kBool ? SoapySDR::ArgInfo::BOOL
+                                                       : SoapySDR::ArgInfo::STRING;
+      info.options = a.options;
+      l.push_back(info);
+    }
     return l;
   }
 
@@ -264,32 +226,14 @@ class HilrigDevice : public SoapySDR::Device {
       if (s->channels[i] != i)
         throw std::invalid_argument("hilrig: channels must be 0..N-1 in order (the simulator interleaves them)");
     if (s->channels.size() > kMaxChannels) throw std::invalid_argument("hilrig: at most 4 channels");
-    hilrig::StreamConfig& c = s->cfg;
-    c.direction = direction == SOAPY_SDR_RX ? hilrig::Direction::rx : hilrig::Direction::tx;
-    c.channels = unsigned(s->channels.size());
-    c.sample_format = hilrig::parse_sample_format(arg(args, "WIRE", "sc16"));
-    c.frame_bytes = std::uint32_t(int_arg(args, "frame_bytes", kDefaultFrameBytes));
-    if (c.frame_bytes < hilrig::kFrameHeaderBytes + c.tick_bytes())
-      throw std::invalid_argument("hilrig: frame_bytes " + std::to_string(c.frame_bytes) + " holds no sample");
-    const std::string kind = arg(args, "transport", "udp");
-    if (kind == "udp") {
-      c.transport.kind = hilrig::TransportKind::udp;
-      c.transport.host = arg(args, "host", "127.0.0.1");
-      c.transport.socket_buffer_bytes = std::uint32_t(int_arg(args, "socket_buffer_bytes", 4 << 20));
-      if (c.frame_bytes > 65507) throw std::invalid_argument("hilrig: udp frame_bytes must be <= 65507");
-    } else if (kind == "shm") {
-      c.transport.kind = hilrig::TransportKind::shm;
-      c.transport.slots = std::uint32_t(int_arg(args, "slots", 256));
-    } else {
-      throw std::invalid_argument("hilrig: transport=" + kind + " (allowed: udp, shm)");
+    try {
+      s->sim = hilrig::sim_config_from_args(std::map<std::string, std::string>(args.begin(), args.end()),
+                                            direction == SOAPY_SDR_RX ? hilrig::Direction::rx : hilrig::Direction::tx,
+                                            unsigned(s->channels.size()), rate_sps_, master_clock_hz_);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("hilrig: ") + e.what());
     }
-    s->fifo_frames = std::uint32_t(int_arg(args, "fifo_frames", 0));
-    if (s->fifo_frames == 0) s->fifo_frames = std::max<std::uint32_t>(16, (4u << 20) / c.frame_bytes);
-    s->faults = {{"seed", int_arg(args, "fault_seed", 1)},
-                 {"drop_frames", int_arg(args, "drop_frames", 0)},
-                 {"corrupt_samples", int_arg(args, "corrupt_samples", 0)},
-                 {"duplicate_frames", int_arg(args, "duplicate_frames", 0)},
-                 {"reorder_frames", int_arg(args, "reorder_frames", 0)}};
+    const hilrig::StreamConfig& c = s->cfg();
     std::lock_guard<std::mutex> lock(mu_);
     for (Stream* other : streams_)
       if (other->direction == direction) throw std::runtime_error("hilrig: one stream per direction");
@@ -297,11 +241,13 @@ class HilrigDevice : public SoapySDR::Device {
       // The receiver exists before the simulator is configured, so it knows where to send.
       if (c.transport.kind == hilrig::TransportKind::udp) {
         s->sock = std::make_unique<hilrig::UdpSocket>(
-            hilrig::UdpSocket::bind_to(c.transport.host, 0, c.transport.socket_buffer_bytes));
+            hilrig::UdpSocket::bind_to(c.transport.host, 0, c.socket_buffer_for_rate()));
         s->batch = std::make_unique<hilrig::UdpRecvBatch>(32, c.frame_bytes + 1);
       } else {
-        s->ring.reset(hilrig::ShmRing::create(c.transport.slots, c.frame_bytes));
+        s->ring.reset(hilrig::ShmRing::create(c.ring_slots_for_rate(), c.frame_bytes));
       }
+      s->rxc = std::make_unique<hilrig::RxCounters>();
+      s->check = std::make_unique<hilrig::RxChecker>(*s->rxc);
     } else {
       s->txbuf.resize(c.frame_bytes);
     }
@@ -318,51 +264,40 @@ class HilrigDevice : public SoapySDR::Device {
   }
 
   size_t getStreamMTU(SoapySDR::Stream* handle) const override {
-    return reinterpret_cast<Stream*>(handle)->cfg.samples_per_frame();
+    return reinterpret_cast<Stream*>(handle)->cfg().samples_per_frame();
   }
 
   int activateStream(SoapySDR::Stream* handle, const int, const long long, const size_t) override {
     Stream* s = reinterpret_cast<Stream*>(handle);
     if (s->active) return 0;
-    s->cfg.rate_sps = rate_sps_;
-    json cfg = {{"direction", s->direction == SOAPY_SDR_RX ? "rx" : "tx"},
-                {"channels", s->cfg.channels},
-                {"sample_format", hilrig::sample_format_name(s->cfg.sample_format)},
-                {"rate_sps", rate_sps_},
-                {"frame_bytes", s->cfg.frame_bytes},
-                {"pattern", "counter"},
-                {"stream_id", 0},
-                {"crc", false},
-                {"master_clock_hz", master_clock_hz_},
-                {"fifo_frames", s->fifo_frames},
-                {"faults", s->faults}};
-    json transport;
-    if (s->cfg.transport.kind == hilrig::TransportKind::udp)
-      transport = {{"kind", "udp"}, {"host", s->cfg.transport.host}, {"port", 0},
-                   {"socket_buffer_bytes", s->cfg.transport.socket_buffer_bytes}};
-    else
-      transport = {{"kind", "shm"}, {"slots", s->cfg.transport.slots}};
-    cfg["transport"] = transport;
-    if (s->direction == SOAPY_SDR_RX) {
-      if (s->sock)
-        cfg["rx_dest"] = {{"kind", "udp"}, {"host", s->cfg.transport.host}, {"port", s->sock->local_port()},
-                          {"socket_buffer_bytes", s->cfg.transport.socket_buffer_bytes}};
-      else
-        cfg["rx_dest"] = {{"kind", "shm"}, {"path", s->ring->path()}, {"slots", s->cfg.transport.slots}};
-    }
+    s->sim.stream.rate_sps = rate_sps_;
+    s->sim.master_clock_hz = master_clock_hz_;
+    json req = hilrig::to_json(s->sim);
+    if (s->direction == SOAPY_SDR_RX)
+      req["rx_dest"] = s->sock ? json{{"kind", "udp"}, {"host", s->cfg().transport.host}, {"port", s->sock->local_port()}}
+                               : json{{"kind", "shm"}, {"path", s->ring->path()}, {"slots", s->ring->slot_count()}};
     try {
-      json req = cfg;
       req["cmd"] = "configure";
       json answer = sim_->request(req);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        effective_config_ = answer.value("config", json::object());
+      }
       if (s->direction == SOAPY_SDR_TX) {
-        const json& ep = answer.at("endpoint");
-        if (ep.value("kind", "") == "udp")
-          s->txsock = std::make_unique<hilrig::UdpSocket>(hilrig::UdpSocket::connect_to(
-              ep.value("host", "127.0.0.1"), std::uint16_t(ep.value("port", 0)), s->cfg.transport.socket_buffer_bytes));
-        else
-          s->txring.reset(hilrig::ShmRing::open(ep.at("path").get<std::string>()));
+        const hilrig::StreamConfig& c = s->cfg();
+        const hilrig::TransportSpec dest = hilrig::transport_at_endpoint(c.transport, answer.at("endpoint"), "endpoint");
+        if (dest.kind == hilrig::TransportKind::udp) {
+          hilrig::StreamConfig sized = c;
+          sized.transport = dest;
+          s->txsock = std::make_unique<hilrig::UdpSocket>(
+              hilrig::UdpSocket::connect_to(dest.host, dest.port, sized.socket_buffer_for_rate()));
+        } else {
+          s->txring.reset(hilrig::ShmRing::open(dest.path));
+        }
+        const std::uint64_t lead_frames =
+            hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, s->txring ? s->txring->slot_count() : 0));
+        s->pacer = std::make_unique<hilrig::TxPacer>(rate_sps_, lead_frames * c.samples_per_frame());
         s->tx_seq = s->tx_tick = 0;
-        s->tx_t0_ns = 0;
         s->tx_in_burst = false;
         s->seen_underruns = s->seen_seq_errors = s->pending_underruns = s->pending_seq_errors = 0;
       }
@@ -420,7 +355,7 @@ class HilrigDevice : public SoapySDR::Device {
     Stream* s = reinterpret_cast<Stream*>(handle);
     if (s->direction != SOAPY_SDR_TX) return SOAPY_SDR_NOT_SUPPORTED;
     if (!s->active) return SOAPY_SDR_STREAM_ERROR;
-    const std::uint32_t n = std::uint32_t(std::min<std::size_t>(numElems, s->cfg.samples_per_frame()));
+    const std::uint32_t n = std::uint32_t(std::min<std::size_t>(numElems, s->cfg().samples_per_frame()));
     const bool eob = (flags & SOAPY_SDR_END_BURST) && n == numElems;
     return send_tx_frame(s, buffs, n, eob, timeoutUs);
   }
@@ -473,9 +408,12 @@ class HilrigDevice : public SoapySDR::Device {
     return master_clock_hz_ / div;
   }
 
-  // Next valid frame into s->frame; false on timeout. Malformed frames are skipped.
+  // Next valid frame into s->frame; false on timeout. Every frame goes through the
+  // core's RxChecker (sequence, duplicates, reordering, pattern, latency, gaps);
+  // malformed ones (and frames of another geometry) are counted and skipped.
   bool next_frame(Stream* s, long timeoutUs) {
     const std::uint64_t deadline = hilrig::now_ns() + std::uint64_t(std::max(0L, timeoutUs)) * 1000ull;
+    const hilrig::StreamConfig& c = s->cfg();
     while (true) {
       const std::uint8_t* f = nullptr;
       std::size_t len = 0;
@@ -483,38 +421,42 @@ class HilrigDevice : public SoapySDR::Device {
         if (s->batch_i >= s->batch_n) {
           s->batch_i = s->batch_n = 0;
           int n = s->batch->recv(s->sock->fd());
+          const std::uint64_t t = hilrig::now_ns();
           if (n <= 0) {
-            const std::uint64_t t = hilrig::now_ns();
+            s->check->on_idle(t, hilrig::kRecvTimeoutNs);
             if (t >= deadline) return false;
             s->sock->wait_readable(int(std::min<std::uint64_t>((deadline - t) / 1000000ull + 1, 100)));
             continue;
           }
+          s->check->on_batch_done(t);
           s->batch_n = n;
         }
         f = s->batch->data(unsigned(s->batch_i));
-        len = s->batch->len(unsigned(s->batch_i));
-        if (s->batch->truncated(unsigned(s->batch_i))) len = 0;
+        len = s->batch->truncated(unsigned(s->batch_i)) ? 0 : s->batch->len(unsigned(s->batch_i));
       } else {
         std::uint32_t l32 = 0;
         const std::uint64_t t = hilrig::now_ns();
         f = s->ring->peek_wait(&l32, t >= deadline ? 0 : std::min<std::uint64_t>(deadline - t, 100000000ull));
         if (f == nullptr) {
-          if (hilrig::now_ns() >= deadline) return false;
+          const std::uint64_t t2 = hilrig::now_ns();
+          s->check->on_idle(t2, hilrig::kRecvTimeoutNs);
+          if (t2 >= deadline) return false;
           continue;
         }
-        len = l32;
+        len = std::min<std::uint32_t>(l32, s->ring->slot_bytes());
       }
       hilrig::FrameHeader h;
-      if (len == 0 || hilrig::validate_frame(f, len, h) != nullptr || h.channels != s->cfg.channels ||
-          h.sample_format != std::uint8_t(s->cfg.sample_format)) {
-        ++s->malformed;
+      const bool geometry_ok = len >= hilrig::kFrameHeaderBytes && f[6] == std::uint8_t(c.sample_format) && f[7] == c.channels;
+      if (!geometry_ok) s->check->on_malformed();
+      if (!geometry_ok || !s->check->on_frame(f, len, hilrig::now_ns(), &h)) {
         s->frame = f;  // so release_frame() frees the slot
         release_frame(s);
         continue;
       }
+      s->check->flush();  // one frame per readStream at most: rx_stats never lags
       s->frame = f;
       s->hdr = h;
-      s->frame_ticks = h.payload_bytes / s->cfg.tick_bytes();
+      s->frame_ticks = h.payload_bytes / c.tick_bytes();
       s->consumed_ticks = 0;
       s->overflow_reported = false;
       return true;
@@ -529,37 +471,31 @@ class HilrigDevice : public SoapySDR::Device {
 
   // Deinterleave (and convert) ticks [consumed, consumed+n) of the frame into buffs.
   void copy_out(Stream* s, void* const* buffs, std::uint32_t n) {
-    const unsigned C = s->cfg.channels;
+    const unsigned C = s->cfg().channels;
     const std::uint8_t* payload = s->frame + hilrig::kFrameHeaderBytes;
-    with_sample_types(s->cfg.sample_format, s->format, [&](auto wire, auto host) {
+    with_sample_types(s->cfg().sample_format, s->format, [&](auto wire, auto host) {
       using Wire = decltype(wire);
       using Host = decltype(host);
       const Wire* in = reinterpret_cast<const Wire*>(payload) + std::size_t(s->consumed_ticks) * C * 2;
-      for (unsigned c = 0; c < C; ++c) deinterleave(in, C, c, n, static_cast<Host*>(buffs[c]));
+      for (unsigned c = 0; c < C; ++c) hilrig::deinterleave(in, C, c, n, static_cast<Host*>(buffs[c]));
     });
   }
 
-  // Frames n ticks of buffs (interleaving channels) and sends it, paced at the rate.
+  // Frames n ticks of buffs (interleaving channels) with the core's framer and sends
+  // it, paced by the core's TxPacer (the lead TxStream uses) like a device's flow control.
   int send_tx_frame(Stream* s, const void* const* buffs, std::uint32_t n, bool eob, long timeoutUs) {
-    const unsigned C = s->cfg.channels;
-    const unsigned bps = hilrig::bytes_per_sample(s->cfg.sample_format);
-    // Flow control like a device's: at most ~5 ms of samples ahead of the rate clock.
+    const hilrig::StreamConfig& c = s->cfg();
     const std::uint64_t now = hilrig::now_ns();
-    if (s->tx_t0_ns == 0) s->tx_t0_ns = now;
-    const double lead_ticks = std::max(4.0 * s->cfg.samples_per_frame(), 0.005 * rate_sps_);
-    const double due_ns = s->tx_t0_ns + (double(s->tx_tick) - lead_ticks) / rate_sps_ * 1e9;
-    if (due_ns > double(now)) {
-      const std::uint64_t wait_ns = std::uint64_t(due_ns - double(now));
-      if (timeoutUs >= 0 && wait_ns > std::uint64_t(timeoutUs) * 1000ull) return SOAPY_SDR_TIMEOUT;
-      hilrig::sleep_for_ns(wait_ns);
+    if (!s->tx_in_burst) {  // a burst starts its own clock, like the simulator's consumer
+      s->pacer->start(now);
+      s->burst_tick = s->tx_tick;
     }
-    hilrig::FrameHeader h;
-    h.flags = std::uint8_t((s->tx_in_burst ? 0 : hilrig::kFlagSOB) | (eob ? hilrig::kFlagEOB : 0) | hilrig::kFlagTsValid);
-    h.sample_format = std::uint8_t(s->cfg.sample_format);
-    h.channels = std::uint8_t(C);
-    h.payload_bytes = n * C * bps;
-    h.seq = s->tx_seq;
-    h.sample_tick = s->tx_tick;
+    const std::uint64_t in_burst = s->tx_tick - s->burst_tick;
+    if (in_burst >= s->pacer->allowed(now)) {
+      const std::uint64_t due = s->pacer->due_ns(in_burst);
+      if (timeoutUs >= 0 && due - now > std::uint64_t(timeoutUs) * 1000ull) return SOAPY_SDR_TIMEOUT;
+      hilrig::sleep_until_ns(due);
+    }
     std::uint8_t* out = nullptr;
     if (s->txring) {
       out = s->txring->acquire_wait(std::uint64_t(std::max(0L, timeoutUs)) * 1000ull);
@@ -567,20 +503,20 @@ class HilrigDevice : public SoapySDR::Device {
     } else {
       out = s->txbuf.data();
     }
-    std::uint8_t* payload = out + hilrig::kFrameHeaderBytes;
     if (buffs != nullptr) {
-      with_sample_types(s->cfg.sample_format, s->format, [&](auto wire, auto host) {
+      std::uint8_t* payload = out + hilrig::kFrameHeaderBytes;
+      with_sample_types(c.sample_format, s->format, [&](auto wire, auto host) {
         using Wire = decltype(wire);
         using Host = decltype(host);
-        for (unsigned c = 0; c < C; ++c)
-          interleave(static_cast<const Host*>(buffs[c]), C, c, n, reinterpret_cast<Wire*>(payload));
+        for (unsigned ch = 0; ch < c.channels; ++ch)
+          hilrig::interleave(static_cast<const Host*>(buffs[ch]), c.channels, ch, n, reinterpret_cast<Wire*>(payload));
       });
     }
-    h.send_time_ns = hilrig::now_ns();
-    hilrig::write_header(h, out);
-    const std::size_t len = hilrig::kFrameHeaderBytes + h.payload_bytes;
+    const std::uint8_t flags = std::uint8_t((s->tx_in_burst ? 0 : hilrig::kFlagSOB) | (eob ? hilrig::kFlagEOB : 0));
+    const std::uint32_t len = hilrig::write_samples_header(c, s->tx_seq, s->tx_tick, n, flags, out);
+    hilrig::finish_frame(out, c.crc, hilrig::now_ns());
     if (s->txring) {
-      s->txring->publish(std::uint32_t(len));
+      s->txring->publish(len);
     } else {
       const std::uint64_t deadline = hilrig::now_ns() + std::uint64_t(std::max(0L, timeoutUs)) * 1000ull;
       while (true) {
@@ -600,16 +536,16 @@ class HilrigDevice : public SoapySDR::Device {
     ++s->tx_seq;
     s->tx_tick += n;
     s->tx_in_burst = !eob;
-    if (eob) s->tx_t0_ns = 0;  // the next burst starts its own clock, like the simulator's consumer
     return int(n);
   }
 
   std::string binary_;
   std::unique_ptr<hilrig::SimProcess> sim_;
-  double master_clock_hz_ = kDefaultMasterClockHz;
-  double rate_sps_ = kDefaultRateSps;
+  double master_clock_hz_ = hilrig::defaults::kMasterClockHz;
+  double rate_sps_ = hilrig::defaults::kRateSps;
+  json effective_config_ = json::object();  // the simulator's configure answer "config"
   double gain_db_ = 0, freq_hz_ = 0, bw_hz_ = 0;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<Stream*> streams_;
 };
 

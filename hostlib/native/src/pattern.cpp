@@ -195,4 +195,42 @@ std::uint64_t pattern_check(std::uint64_t first_word, const void* in, std::size_
   return check_words<std::uint16_t>(std::uint16_t(first_word), p, n_words);
 }
 
+namespace {
+template <typename W>
+void fill_strided(std::uint64_t first, unsigned stride, std::uint8_t* out, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    W w = W(first + std::uint64_t(i) * stride);
+    std::memcpy(out + i * sizeof(W), &w, sizeof(W));
+  }
+}
+template <typename W>
+std::uint64_t check_strided(std::uint64_t first, unsigned stride, const std::uint8_t* in, std::size_t n) {
+  std::uint64_t errors = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    W w;
+    std::memcpy(&w, in + i * sizeof(W), sizeof(W));
+    errors += w != W(first + std::uint64_t(i) * stride);
+  }
+  return errors;
+}
+}  // namespace
+
+void pattern_fill_channel(std::uint64_t first_tick, unsigned channels, unsigned ch, void* out, std::size_t n,
+                          SampleFormat fmt) {
+  if (channels == 1) return pattern_fill(first_tick, out, n, fmt);
+  auto* p = static_cast<std::uint8_t*>(out);
+  const std::uint64_t first = first_tick * channels + ch;
+  if (fmt == SampleFormat::sc16) fill_strided<std::uint32_t>(first, channels, p, n);
+  else fill_strided<std::uint16_t>(first, channels, p, n);
+}
+
+std::uint64_t pattern_check_channel(std::uint64_t first_tick, unsigned channels, unsigned ch, const void* in,
+                                    std::size_t n, SampleFormat fmt) {
+  if (channels == 1) return pattern_check(first_tick, in, n, fmt);
+  const auto* p = static_cast<const std::uint8_t*>(in);
+  const std::uint64_t first = first_tick * channels + ch;
+  if (fmt == SampleFormat::sc16) return check_strided<std::uint32_t>(first, channels, p, n);
+  return check_strided<std::uint16_t>(first, channels, p, n);
+}
+
 }  // namespace hilrig

@@ -7,7 +7,7 @@ namespace hilrig {
 bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64_t now, FrameHeader* out) {
   FrameHeader h;
   if (validate_frame(frame, len, h) != nullptr) {
-    bump(c_.malformed_frames);
+    counter_add(c_.malformed_frames);
     return false;
   }
   *out = h;
@@ -31,29 +31,29 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
     c_.longest_gap_ns.store(longest_gap_ns_, std::memory_order_relaxed);  // rare: written when it happens
   }
   last_ns_ = now;
-  if (h.flags & kFlagOverflowBefore) bump(c_.overruns);
+  if (h.flags & kFlagOverflowBefore) counter_add(c_.overruns);
   if (h.send_time_ns) c_.latency.record(now > h.send_time_ns ? now - h.send_time_ns : 0);
 
   std::uint64_t& slot = seen_[h.seq & seen_mask_];
   bool counts_samples = true;
   if (h.seq >= expected_seq_) {
     if (h.seq > expected_seq_) {
-      bump(c_.seq_errors);
-      bump(c_.missing_frames, h.seq - expected_seq_);
-      if (h.sample_tick > expected_tick_) bump(c_.dropped_samples, h.sample_tick - expected_tick_);
+      counter_add(c_.seq_errors);
+      counter_add(c_.missing_frames, h.seq - expected_seq_);
+      if (h.sample_tick > expected_tick_) counter_add(c_.dropped_samples, h.sample_tick - expected_tick_);
     }
     expected_seq_ = h.seq + 1;
     expected_tick_ = h.sample_tick + samples;
     slot = h.seq;
   } else if (slot == h.seq) {
-    bump(c_.duplicate_frames);
+    counter_add(c_.duplicate_frames);
     counts_samples = false;  // the samples were already counted once
   } else {
     // Late frame of a gap counted earlier: it was not missing after all.
-    bump(c_.reordered_frames);
+    counter_add(c_.reordered_frames);
     if (expected_seq_ - h.seq < seen_.size()) {
-      drop(c_.missing_frames, 1);
-      drop(c_.dropped_samples, samples);
+      counter_sub(c_.missing_frames, 1);
+      counter_sub(c_.dropped_samples, samples);
     }
     slot = h.seq;
   }
@@ -62,7 +62,7 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
     payload_bytes_ += h.payload_bytes;
   }
   std::uint64_t errs = pattern_check(h.sample_tick * h.channels, frame + kFrameHeaderBytes, words, fmt);
-  if (errs) bump(c_.pattern_errors, errs);
+  if (errs) counter_add(c_.pattern_errors, errs);
   if (h.flags & kFlagEOB) {
     flush();  // whoever sees eob_received sees the counts of everything before it
     c_.eob_received.store(true, std::memory_order_release);
@@ -75,9 +75,9 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
 void RxChecker::flush() {
   unflushed_ = 0;
   if (frames_ == 0) return;
-  bump(c_.frames_received, frames_);
-  bump(c_.samples_received, samples_);
-  bump(c_.payload_bytes_received, payload_bytes_);
+  counter_add(c_.frames_received, frames_);
+  counter_add(c_.samples_received, samples_);
+  counter_add(c_.payload_bytes_received, payload_bytes_);
   c_.last_frame_ns.store(last_ns_, std::memory_order_relaxed);
   frames_ = samples_ = payload_bytes_ = 0;
 }
@@ -86,7 +86,7 @@ void RxChecker::on_idle(std::uint64_t now, std::uint64_t idle_timeout_ns) {
   if (!last_activity_ns_) last_activity_ns_ = now;
   if (now - last_activity_ns_ < idle_timeout_ns) return;
   if (c_.frames_received.load(std::memory_order_relaxed) && !c_.eob_received.load(std::memory_order_relaxed))
-    bump(c_.timeouts);
+    counter_add(c_.timeouts);
   last_activity_ns_ = now;
 }
 

@@ -3,8 +3,10 @@
 #include <vector>
 
 #include "hilrig/clock.hpp"
+#include "hilrig/counter.hpp"
 #include "hilrig/framer.hpp"
 #include "hilrig/streams.hpp"
+#include "hilrig/tx_pacer.hpp"
 
 namespace hilrig {
 
@@ -37,9 +39,6 @@ void TxStream::stop() {
   }
 }
 
-static void bump(std::atomic<std::uint64_t>& a, std::uint64_t d = 1) {
-  a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
-}
 
 // Sends one already-built frame, waiting up to timeout_ns for room. False = not sent.
 bool TxStream::send_one(std::uint64_t seq, std::uint8_t flags, std::uint8_t* frame, std::uint64_t timeout_ns) {
@@ -104,54 +103,43 @@ unsigned TxStream::send_batch(std::uint64_t seq, unsigned n, std::uint8_t* scrat
 void TxStream::run() {
   const std::uint32_t spf = cfg_.samples_per_frame();
   const std::uint32_t len = std::uint32_t(kFrameHeaderBytes) + cfg_.payload_bytes();
-  const double frames_per_ns = cfg_.rate_sps / double(spf) / 1e9;
-  // Token bucket with a lead: the host stays 50 ms of frames ahead of the device's
-  // clock, so a host stall shorter than that never starves the device (an underrun;
-  // stalls of 5-30 ms are common on a shared VM), but never more than half of what
-  // the link holds (the device's socket buffer, or its ring), which would turn the
-  // lead itself into loss. Frames that are due leave in one batch (one GSO/sendmmsg
-  // call or one ring publish), at most ~1 MiB at a time.
-  constexpr double kLeadSeconds = 0.05;
-  const std::uint64_t lead_wanted = std::uint64_t(std::ceil(kLeadSeconds * cfg_.rate_sps / spf));
-  const std::uint64_t link_room = ring_ ? ring_->slot_count() / 2 : cfg_.socket_buffer_for_rate() / len;
-  const std::uint64_t lead = cfg_.tx_lead_frames
-                                 ? cfg_.tx_lead_frames
-                                 : std::clamp<std::uint64_t>(std::min(lead_wanted, link_room), 4, 65536);
+  // Frames that are due leave in one batch (one GSO/sendmmsg call or one ring
+  // publish), at most ~1 MiB at a time.
+  TxPacer pacer(cfg_.rate_sps / double(spf),
+                TxPacer::lead_frames(cfg_, TxPacer::link_frames(cfg_, ring_ ? ring_->slot_count() : 0)));
   const unsigned max_batch = std::clamp<unsigned>((1u << 20) / len, 1, 512);
   std::vector<std::uint8_t> buf(ring_ ? cfg_.frame_bytes + 64 : std::size_t(max_batch) * len + 64);
   const std::uint64_t t0 = now_ns();
+  pacer.start(t0);
   c_.start_ns.store(t0, std::memory_order_relaxed);
   std::uint64_t seq = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
     const std::uint64_t now = now_ns();
-    const double allowed_d = double(now - t0) * frames_per_ns + double(lead);
-    const std::uint64_t allowed = allowed_d >= 1e18 ? ~std::uint64_t(0) : std::uint64_t(allowed_d);
+    const std::uint64_t allowed = pacer.allowed(now);
     if (seq >= allowed) {
-      // Next frame becomes due when (t - t0) * rate / spf >= seq - lead + 1.
-      std::uint64_t due = t0 + std::uint64_t(double(seq - lead + 1) / frames_per_ns);
-      sleep_until_ns(std::min(due, now + 20'000'000));
+      sleep_until_ns(std::min(pacer.due_ns(seq), now + 20'000'000));
       continue;
     }
     const unsigned n = unsigned(std::min<std::uint64_t>(allowed - seq, max_batch));
     const unsigned sent = send_batch(seq, n, buf.data());
     if (sent) {
-      bump(c_.frames_sent, sent);
-      bump(c_.samples_sent, std::uint64_t(sent) * spf);
-      bump(c_.payload_bytes_sent, std::uint64_t(sent) * cfg_.payload_bytes());
+      counter_add(c_.frames_sent, sent);
+      counter_add(c_.samples_sent, std::uint64_t(sent) * spf);
+      counter_add(c_.payload_bytes_sent, std::uint64_t(sent) * cfg_.payload_bytes());
       c_.last_send_ns.store(now_ns(), std::memory_order_relaxed);
     }
-    if (sent < n && !stop_.load(std::memory_order_relaxed)) bump(c_.send_errors, n - sent);
+    if (sent < n && !stop_.load(std::memory_order_relaxed)) counter_add(c_.send_errors, n - sent);
     // Frames that could not be sent still consume their numbers (the device sees a gap).
     seq += (sent < n && stop_.load(std::memory_order_relaxed)) ? sent : n;
   }
   // End of burst: one more frame flagged EOB so the device does not count an underrun.
   if (send_one(seq, kFlagEOB, buf.data(), 200'000'000)) {
-    bump(c_.frames_sent);
-    bump(c_.samples_sent, spf);
-    bump(c_.payload_bytes_sent, cfg_.payload_bytes());
+    counter_add(c_.frames_sent);
+    counter_add(c_.samples_sent, spf);
+    counter_add(c_.payload_bytes_sent, cfg_.payload_bytes());
     c_.last_send_ns.store(now_ns(), std::memory_order_relaxed);
   } else {
-    bump(c_.send_errors);
+    counter_add(c_.send_errors);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -64,6 +65,52 @@ TEST(Pattern, Sc8WordsWrapAt16Bits) {
   std::vector<std::uint16_t> w(4);
   hilrig::pattern_fill(65534, w.data(), 4, SampleFormat::sc8);
   EXPECT_EQ(w, (std::vector<std::uint16_t>{65534, 65535, 0, 1}));
+}
+
+// One channel's own buffer (UHD/SoapySDR per-channel buffers): word (tick + i) * C + c.
+TEST(Pattern, PerChannelBuffersMatchTheInterleavedStream) {
+  for (SampleFormat fmt : {SampleFormat::sc16, SampleFormat::sc8}) {
+    const unsigned wb = hilrig::bytes_per_sample(fmt);
+    for (unsigned C = 1; C <= 4; ++C) {
+      const std::size_t n = 333;
+      const std::uint64_t tick = 65530;  // crosses the 16-bit wrap for sc8
+      std::vector<std::uint8_t> stream(n * C * wb);
+      hilrig::pattern_fill(tick * C, stream.data(), n * C, fmt);
+      for (unsigned c = 0; c < C; ++c) {
+        std::vector<std::uint8_t> chan(n * wb), want(n * wb);
+        for (std::size_t i = 0; i < n; ++i) std::memcpy(&want[i * wb], &stream[(i * C + c) * wb], wb);
+        hilrig::pattern_fill_channel(tick, C, c, chan.data(), n, fmt);
+        EXPECT_EQ(chan, want) << "C=" << C << " c=" << c;
+        EXPECT_EQ(hilrig::pattern_check_channel(tick, C, c, chan.data(), n, fmt), 0u);
+        chan[wb * 7] ^= 1;
+        chan[wb * 300] ^= 1;
+        EXPECT_EQ(hilrig::pattern_check_channel(tick, C, c, chan.data(), n, fmt), 2u);
+        if (C > 1) {
+          EXPECT_EQ(hilrig::pattern_check_channel(tick, C, (c + 1) % C, want.data(), n, fmt), n);
+        }
+      }
+    }
+  }
+}
+
+TEST(Histogram, EmptyAndResetGiveZero) {
+  hilrig::LatencyHistogram h;
+  EXPECT_EQ(h.percentile(0.5), 0u);
+  EXPECT_EQ(h.count(), 0u);
+  h.record(12345);
+  EXPECT_EQ(h.count(), 1u);
+  EXPECT_EQ(h.max(), 12345u);
+  EXPECT_EQ(h.percentile(0.5), 12345u);  // capped at max: never above what was seen
+  EXPECT_GE(hilrig::LatencyHistogram::bucket_upper(hilrig::LatencyHistogram::bucket_of(12345)), 12345u);
+  h.reset();
+  EXPECT_EQ(h.count(), 0u);
+  EXPECT_EQ(h.max(), 0u);
+  EXPECT_EQ(h.percentile(0.99), 0u);
+  for (std::uint64_t v : {0ull, 1ull, 31ull, 32ull, 1ull << 40, ~0ull}) {
+    const unsigned b = hilrig::LatencyHistogram::bucket_of(v);
+    ASSERT_LT(b, hilrig::LatencyHistogram::kBuckets);
+    ASSERT_GE(hilrig::LatencyHistogram::bucket_upper(b), v) << v;
+  }
 }
 
 TEST(Histogram, PercentilesWithinBucketResolution) {

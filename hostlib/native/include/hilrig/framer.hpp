@@ -58,6 +58,22 @@ class PatternFramer {
   std::uint32_t spf_, channels_, words_;
 };
 
+// The header of a frame carrying `ticks` ticks of the caller's samples (already in
+// the payload at out + 48): the SoapySDR module's writeStream. Returns the frame length.
+inline std::uint32_t write_samples_header(const StreamConfig& cfg, std::uint64_t seq, std::uint64_t tick,
+                                          std::uint32_t ticks, std::uint8_t flags, std::uint8_t* out) {
+  FrameHeader h;
+  h.flags = std::uint8_t(flags | kFlagTsValid);
+  h.stream_id = cfg.stream_id;
+  h.sample_format = std::uint8_t(cfg.sample_format);
+  h.channels = std::uint8_t(cfg.channels);
+  h.payload_bytes = ticks * cfg.tick_bytes();
+  h.seq = seq;
+  h.sample_tick = tick;
+  write_header(h, out);
+  return std::uint32_t(kFrameHeaderBytes) + h.payload_bytes;
+}
+
 // Sets crc32c (when CRC_VALID wanted) and send_time_ns just before the frame leaves.
 inline void finish_frame(std::uint8_t* frame, bool with_crc, std::uint64_t send_time_ns) {
   if (with_crc) {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hilrig/counter.hpp"
 #include "hilrig/frame.hpp"
 #include "hilrig/histogram.hpp"
 
@@ -16,7 +17,7 @@ namespace hilrig {
 
 // Counters written by one thread, read by any (relaxed atomics; snapshot on demand).
 struct RxCounters {
-  using C = std::atomic<std::uint64_t>;
+  using C = Counter;
   C frames_received{0}, samples_received{0}, payload_bytes_received{0};
   C seq_errors{0}, missing_frames{0}, dropped_samples{0}, duplicate_frames{0}, reordered_frames{0};
   C malformed_frames{0}, overruns{0}, pattern_errors{0}, timeouts{0};
@@ -51,7 +52,7 @@ class RxChecker {
   bool on_frame(const std::uint8_t* frame, std::size_t len, std::uint64_t now_ns, FrameHeader* h);
   // A datagram or slot that cannot be a frame of this stream (truncated, or larger
   // than a frame/slot): counted, never parsed.
-  void on_malformed() { bump(c_.malformed_frames); }
+  void on_malformed() { counter_add(c_.malformed_frames); }
   // After each receive batch: publish the batch's counters, remember when data came.
   void on_batch_done(std::uint64_t now_ns) {
     flush();
@@ -63,13 +64,6 @@ class RxChecker {
 
  private:
   static constexpr std::uint64_t kNone = ~std::uint64_t(0);
-  static void bump(std::atomic<std::uint64_t>& a, std::uint64_t d = 1) {
-    a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
-  }
-  static void drop(std::atomic<std::uint64_t>& a, std::uint64_t d) {
-    std::uint64_t v = a.load(std::memory_order_relaxed);
-    a.store(v >= d ? v - d : 0, std::memory_order_relaxed);
-  }
 
   static constexpr unsigned kFlushFrames = 64;
   RxCounters& c_;

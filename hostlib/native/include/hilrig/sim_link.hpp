@@ -1,0 +1,175 @@
+// The simulator's RX links (device -> host). SimDevice::run_rx decides each frame's
+// fate once (FaultPlan) and hands frames to a link; a link only moves bytes. A link
+// is a template argument, not a virtual base: at 256-byte frames (30 M frames/s over
+// shm) an indirect call per frame would be a visible share of the frame's cost.
+//
+// A link provides:
+//   std::uint8_t* acquire();           buffer for the next frame, nullptr = no room now
+//   void commit(std::uint32_t len);    the frame in the last acquired buffer is complete
+//   bool batch_full() const;           stop building: hand this batch over first
+//   bool room_for(unsigned n);         n frames fit now (a duplicate/swap pair)
+//   void end_batch(bool more_due);     hand the batch over (may wait briefly for room)
+//   std::uint64_t pending() const;     frames built but not taken (device FIFO occupancy)
+//   std::uint64_t drop_pending(std::uint64_t n);  overflow: discard up to n of them, oldest first
+//   std::uint64_t free_frames();       frames the link takes right now (0 = unknown)
+//   bool full(std::uint64_t free) const;  the link (not the producer) is why frames overflow
+//   template <class B> void finish(B&& build_last, std::uint64_t deadline_ns);
+//                                      flush, then send the frame build_last(buf) -> len
+// The USB link (issue 13) implements the same members.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "hilrig/clock.hpp"
+#include "hilrig/config.hpp"
+#include "hilrig/counter.hpp"
+#include "hilrig/framer.hpp"
+#include "hilrig/shm_ring.hpp"
+#include "hilrig/udp.hpp"
+
+namespace hilrig {
+
+// What a link reports: frames (and their samples) handed over, and sends that failed.
+struct LinkTally {
+  Counter& frames_sent;
+  Counter& samples_sent;
+  Counter& link_errors;
+  std::uint32_t samples_per_frame;
+  void sent(std::uint64_t n) {
+    counter_add(frames_sent, n);
+    counter_add(samples_sent, n * samples_per_frame);
+  }
+};
+
+// UDP: frames built back to back (equal length, as GSO wants) and sent in one
+// GSO/sendmmsg call; frames the socket did not take stay at the front as pending.
+class UdpBatchLink {
+ public:
+  UdpBatchLink(UdpSocket& sock, const StreamConfig& cfg, LinkTally tally)
+      : sock_(sock), crc_(cfg.crc), flen_(std::uint32_t(kFrameHeaderBytes) + cfg.payload_bytes()),
+        cap_(std::clamp<unsigned>((1u << 20) / flen_, 4, 512)), buf_(std::size_t(cap_) * flen_ + 64),
+        sender_(sock.fd(), flen_, cfg.transport.gso), tally_(tally) {}
+
+  std::uint8_t* acquire() { return n_ < cap_ ? at(n_) : nullptr; }
+  void commit(std::uint32_t) { ++n_; }
+  bool batch_full() const { return n_ + 2 > cap_; }  // a pair always fits a batch not full
+  bool room_for(unsigned k) const { return n_ + k <= cap_; }
+  void end_batch(bool) {
+    if (n_ == 0) return;
+    const std::uint64_t ts = now_ns();
+    for (unsigned i = stamped_; i < n_; ++i) finish_frame(at(i), crc_, ts);
+    bool busy;
+    int err;
+    unsigned consumed = unsigned(sender_.send(at(0), n_, &busy, &err));
+    tally_.sent(consumed);
+    if (err) {  // e.g. ECONNREFUSED: no receiver; the frame is lost on the link
+      counter_add(tally_.link_errors);
+      ++consumed;
+    }
+    shift(consumed);
+    if (busy) sock_.wait_writable(1);  // the socket buffer is full: give it a moment
+  }
+  std::uint64_t pending() const { return n_; }
+  std::uint64_t drop_pending(std::uint64_t k) {
+    const unsigned d = unsigned(std::min<std::uint64_t>(k, n_));
+    shift(d);
+    return d;
+  }
+  std::uint64_t free_frames() const { return 0; }  // the receiver's free socket buffer is unknown here
+  bool full(std::uint64_t) const { return n_ > 0; }
+  template <class Build>
+  void finish(Build&& build_last, std::uint64_t deadline) {
+    while (n_ > 0 && now_ns() < deadline) end_batch(true);
+    n_ = stamped_ = 0;
+    std::uint8_t* p = at(0);
+    std::size_t len = build_last(p);
+    while (now_ns() < deadline) {
+      finish_frame(p, crc_, now_ns());
+      bool busy;
+      int err;
+      if (udp_send_batch(sock_.fd(), &p, &len, 1, &busy, &err) == 1) {
+        tally_.sent(1);
+        break;
+      }
+      if (!busy) break;
+      sock_.wait_writable(5);
+    }
+  }
+
+ private:
+  std::uint8_t* at(unsigned i) { return buf_.data() + std::size_t(i) * flen_; }
+  void shift(unsigned k) {
+    if (k == 0) return;
+    n_ -= k;
+    if (n_) std::memmove(at(0), at(k), std::size_t(n_) * flen_);
+    stamped_ = n_;  // what stays was stamped when first offered
+  }
+  UdpSocket& sock_;
+  bool crc_;
+  std::uint32_t flen_;
+  unsigned cap_;
+  std::vector<std::uint8_t> buf_;
+  UdpSender sender_;
+  LinkTally tally_;
+  unsigned n_ = 0, stamped_ = 0;
+};
+
+// Shared memory: each frame is built in place in a free slot and published with one
+// head store per batch. The send time stamp is re-read after every 64 KiB built, not
+// per frame: at 256-byte frames a clock read per frame cost more than building the
+// frame, and the stamp stays within the few microseconds 64 KiB take to build.
+class ShmRingLink {
+ public:
+  ShmRingLink(ShmRing& ring, const StreamConfig& cfg, LinkTally tally) : ring_(ring), crc_(cfg.crc), tally_(tally) {}
+
+  std::uint8_t* acquire() { return slot_ = ring_.acquire(); }
+  void commit(std::uint32_t len) {
+    if (fresh_ || (built_ += len) >= kRestampBytes) {
+      stamp_ns_ = now_ns();
+      built_ = 0;
+      fresh_ = false;
+    }
+    finish_frame(slot_, crc_, stamp_ns_);
+    ring_.publish_deferred(len);
+    tally_.sent(1);
+    ++done_;
+  }
+  bool batch_full() const { return done_ >= kBatch; }
+  bool room_for(unsigned k) { return ring_.free_slots() >= k; }
+  void end_batch(bool more_due) {
+    ring_.flush_published();
+    if (more_due && done_ < kBatch) ring_.acquire_wait(500'000);  // ring full: wait on the futex
+    done_ = 0;
+    fresh_ = true;
+  }
+  std::uint64_t pending() const { return 0; }
+  std::uint64_t drop_pending(std::uint64_t) { return 0; }
+  std::uint64_t free_frames() { return ring_.free_slots(); }
+  bool full(std::uint64_t free) const { return free == 0; }
+  template <class Build>
+  void finish(Build&& build_last, std::uint64_t deadline) {
+    ring_.flush_published();
+    const std::uint64_t t = now_ns();
+    if (std::uint8_t* slot = ring_.acquire_wait(deadline > t ? deadline - t : 0)) {
+      const std::uint32_t len = build_last(slot);
+      finish_frame(slot, crc_, now_ns());
+      ring_.publish(len);
+      tally_.sent(1);
+    }
+  }
+
+ private:
+  static constexpr unsigned kBatch = 32;
+  static constexpr std::uint64_t kRestampBytes = 64 * 1024;
+  ShmRing& ring_;
+  bool crc_;
+  LinkTally tally_;
+  std::uint8_t* slot_ = nullptr;
+  unsigned done_ = 0;
+  std::uint64_t stamp_ns_ = 0, built_ = 0;
+  bool fresh_ = true;
+};
+
+}  // namespace hilrig

@@ -1,0 +1,110 @@
+"""One stream config (issue 10): defaults defined once in the core, read by Python;
+the DSL, the `sim` driver and the SoapySDR module driver=hilrig give the same
+effective config for the same case; the core rejects a config with a key missing."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from hostlib.tests.conftest import requires_native
+
+pytestmark = requires_native
+
+CASE = """
+name: agree {kind} {device}
+device: {device}
+direction: rx
+channels: 2
+format: {fmt}
+master_clock: 100 MHz
+decimation: 50
+transport: {{kind: {kind}, frame_bytes: {frame_bytes}}}
+duration: 200 ms
+faults: {{seed: 3, drop_frames: 2, corrupt_samples: 5}}
+thresholds: {{missing_frames: "== 2"}}
+"""
+# Where each path's link happens to be (a port, a ring path) is not config.
+ENDPOINT_KEYS = ("host", "port", "path")
+
+
+def comparable(cfg: dict) -> dict:
+    cfg = json.loads(json.dumps(cfg))
+    for key in ENDPOINT_KEYS:
+        cfg["transport"].pop(key, None)
+    return cfg
+
+
+def test_python_reads_every_default_from_the_core():
+    from hostlib import _native
+    from hostlib.dsl.schema import TransportModel
+    from hostlib.transports import default_fifo_frames, default_shm_slots, stream_defaults, udp_defaults
+    d = stream_defaults()
+    assert d == _native.stream_defaults()
+    assert TransportModel(kind="udp").frame_bytes == d["frame_bytes"]
+    assert udp_defaults()["socket_buffer_bytes"] == d["socket_buffer_bytes"]
+    # ring and FIFO follow the frame size within their bounds
+    assert default_shm_slots(8000) == d["ring_bytes"] // 8000
+    assert default_shm_slots(10**7) == d["ring_min_slots"] and default_shm_slots(100) == d["ring_max_slots"]
+    assert default_fifo_frames(8000) == d["fifo_bytes"] // 8000
+    assert default_fifo_frames(2**30) == d["fifo_min_frames"]
+
+
+def test_config_round_trip_and_missing_keys_are_errors():
+    from hostlib import _native
+    from hostlib.transports import complete_config
+    for kind in ("udp", "shm"):
+        full = _native.default_sim_config(kind, 1000)
+        assert _native.check_sim_config(full) == full          # to_json(from_json(x)) == x
+        stream = {k: v for k, v in full.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
+        assert _native.check_stream_config(stream) == stream
+        for key in list(stream):
+            broken = {k: v for k, v in stream.items() if k != key}
+            with pytest.raises(ValueError, match=f"{key}: is missing"):
+                _native.check_stream_config(broken)
+        for key in list(full["transport"]):
+            if key == "kind":
+                continue
+            broken = json.loads(json.dumps(stream))
+            del broken["transport"][key]
+            with pytest.raises(ValueError, match=f"transport.{key}: is missing"):
+                _native.RxStream(broken)
+    # A partial config completed from the core's defaults is accepted.
+    assert _native.check_stream_config(complete_config({"rate_sps": 1e6}))["rate_sps"] == 1e6
+
+
+@pytest.mark.parametrize("kind,fmt,frame_bytes", [("udp", "sc16", 4048), ("shm", "sc8", 2000)])
+def test_dsl_sim_driver_and_soapy_module_agree(write_case, sim_rig, kind, fmt, frame_bytes):
+    from hostlib import _native
+    from hostlib.drivers.base import driver_class
+    from hostlib.tests.test_devices import soapy_env
+    from hostlib.transports import sim_config
+    soapy_env()
+    effective = {}
+    for device in ("dut", "soapy_sim"):
+        case = write_case(CASE.format(kind=kind, device=device, fmt=fmt, frame_bytes=frame_bytes))[0]
+        if device == "dut":
+            effective["dsl"] = comparable(_native.check_sim_config(sim_config(case)))
+        entry = sim_rig.devices[device]
+        driver = driver_class(entry.driver)(entry)
+        driver.open()
+        try:
+            driver.configure(case)
+            driver.start()
+            if device == "dut":
+                effective["sim"] = comparable(driver.effective_config)
+            else:  # the module configures its simulator on activateStream
+                deadline = time.monotonic() + 5
+                sensors: dict = {}
+                while not json.loads(sensors.get("sim_config") or "{}") and time.monotonic() < deadline:
+                    sensors = driver.radio.stats()["sensors"]
+                    time.sleep(0.02)
+                effective["soapy"] = comparable(json.loads(sensors["sim_config"]))
+            driver.stop()
+        finally:
+            driver.close()
+    assert effective["dsl"]["faults"]["drop_frames"] == 2 and effective["dsl"]["transport"]["kind"] == kind
+    assert effective["dsl"]["fifo_frames"] == _native.stream_defaults()["fifo_bytes"] // frame_bytes
+    assert effective["sim"] == effective["dsl"]
+    assert effective["soapy"] == effective["dsl"]
