@@ -152,7 +152,7 @@ def test_validate_against_a_rig(lab):
     # A bare rig name is looked up in ./rigs/ (a lab's checkout: here the repo's) and the package.
     bad = subprocess.run([sys.executable, "-m", "hostlib", "validate", str(lab / "cases"), "--rig", "nosuchrig"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "rigs by name: b210, sim, x310" in bad.stderr
+    assert bad.returncode == 2 and "rigs by name: b210, sim, usb_board, x310" in bad.stderr
 
 
 # --------------------------------------------------------------------------- Robot

@@ -196,7 +196,7 @@ def test_a_wrong_rig_name_lists_the_rigs():
 
     with pytest.raises(ConfigError) as err:
         load_rig(default_rig_path("b2100"))
-    assert "b2100.yaml: no such rig file; rigs by name: b210, sim, x310" in str(err.value)
+    assert "b2100.yaml: no such rig file; rigs by name: b210, sim, usb_board, x310" in str(err.value)
 
 
 def test_shell_completion_knows_the_commands_and_options():

@@ -32,7 +32,10 @@ struct UsbStream {
     if (t.value("kind", std::string()) != "usb")
       throw std::invalid_argument("UsbStream config: transport.kind must be \"usb\", got " + t.value("kind", std::string("nothing")));
     json rest = config;
-    rest["transport"] = {{"kind", "shm"}};  // the frame geometry is checked without a socket/ring limit
+    // The frame geometry is checked as on a link without a socket limit (shm); the ring keys go unused.
+    rest["transport"] = hilrig::to_json(
+        hilrig::default_stream_config(hilrig::TransportKind::shm, config.value("frame_bytes", hilrig::defaults::kFrameBytes))
+            .transport);
     const hilrig::StreamConfig cfg = hilrig::parse_stream_config(rest);
     const hilrig::UsbLinkConfig link = hilrig::parse_usb_link(t);
     std::unique_ptr<hilrig::UsbBackend> backend;
