@@ -21,7 +21,8 @@ module packetizer #(
     parameter integer STREAM_ID = 0,
     parameter integer CRC_ENABLE = 0,
     parameter integer FIFO_ADDR_BITS = 8,         // payload FIFO: 2^FIFO_ADDR_BITS beats
-    parameter integer DESC_ADDR_BITS = 2          // up to 2^DESC_ADDR_BITS whole frames queued
+    parameter integer DESC_ADDR_BITS = 2,         // up to 2^DESC_ADDR_BITS whole frames queued
+    parameter integer COUNT_BITS = 64             // seq/tick counter width; < 64 only for formal checks
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -44,7 +45,10 @@ module packetizer #(
     localparam integer BEAT_BITS = (PAYLOAD_BEATS > 1) ? $clog2(PAYLOAD_BEATS) : 1;
     localparam [7:0] FLAG_SOB = 8'h01, FLAG_EOB = 8'h02, FLAG_TS_VALID = 8'h04,
                      FLAG_OVERFLOW_BEFORE = 8'h08, FLAG_CRC_VALID = 8'h20;
-    localparam integer DESC_BITS = 64 + 64 + 8 + 32;
+    localparam integer DESC_BITS = 2 * COUNT_BITS + 8 + 32;
+    /* verilator lint_off WIDTH */                // sized to the counters, whatever COUNT_BITS is
+    localparam [COUNT_BITS-1:0] SPF_C = SAMPLES_PER_FRAME;
+    /* verilator lint_on WIDTH */
 
     generate
         if (PAYLOAD_BYTES % 8 != 0 || PAYLOAD_BEATS < 1) begin : g_bad_frame
@@ -71,8 +75,8 @@ module packetizer #(
     // ---- input side: admit or discard whole frames ----
     reg [BEAT_BITS-1:0] in_beat;
     reg                 in_admit;                 // the frame being received is admitted
-    reg [63:0]          in_seq;
-    reg [63:0]          in_tick;
+    reg [COUNT_BITS-1:0] in_seq;
+    reg [COUNT_BITS-1:0] in_tick;
     reg                 overflow_pending;
     reg [31:0]          crc_acc;
 
@@ -87,9 +91,9 @@ module packetizer #(
                 && !desc_used[DESC_ADDR_BITS];
     wire admit_now = in_first ? room : in_admit;
     wire data_wr = in_take && admit_now;
-    wire [31:0] crc_next = crc32c_beat(in_first ? 32'hFFFFFFFF : crc_acc, s_axis_tdata);
+    wire [31:0] crc_next = (CRC_ENABLE != 0) ? crc32c_beat(in_first ? 32'hFFFFFFFF : crc_acc, s_axis_tdata) : 32'd0;
     wire desc_wr = data_wr && in_last;
-    wire [7:0] desc_flags = FLAG_TS_VALID | ((in_seq == 64'd0) ? FLAG_SOB : 8'h00)
+    wire [7:0] desc_flags = FLAG_TS_VALID | ((in_seq == {COUNT_BITS{1'b0}}) ? FLAG_SOB : 8'h00)
                           | (overflow_pending ? FLAG_OVERFLOW_BEFORE : 8'h00)
                           | (stop ? FLAG_EOB : 8'h00) | ((CRC_ENABLE != 0) ? FLAG_CRC_VALID : 8'h00);
     wire [31:0] desc_crc = (CRC_ENABLE != 0) ? ~crc_next : 32'd0;
@@ -99,8 +103,8 @@ module packetizer #(
             s_axis_tready <= 1'b0;
             in_beat <= {BEAT_BITS{1'b0}};
             in_admit <= 1'b0;
-            in_seq <= 64'd0;
-            in_tick <= 64'd0;
+            in_seq <= {COUNT_BITS{1'b0}};
+            in_tick <= {COUNT_BITS{1'b0}};
             overflow_pending <= 1'b0;
             crc_acc <= 32'hFFFFFFFF;
             stopped <= 1'b0;
@@ -112,8 +116,8 @@ module packetizer #(
                 crc_acc <= crc_next;
                 if (in_last) begin
                     in_beat <= {BEAT_BITS{1'b0}};
-                    in_seq <= in_seq + 64'd1;
-                    in_tick <= in_tick + {32'd0, SAMPLES_PER_FRAME[31:0]};
+                    in_seq <= in_seq + 1'b1;
+                    in_tick <= in_tick + SPF_C;
                     if (admit_now) begin
                         overflow_pending <= 1'b0;
                         if (stop) stopped <= 1'b1;
@@ -144,10 +148,16 @@ module packetizer #(
         .clk(clk), .rst(rst), .wr_data({desc_crc, desc_flags, in_tick, in_seq}), .wr_en(desc_wr),
         .rd_data(desc_rd), .rd_valid(desc_valid), .rd_pop(desc_pop), .used(desc_used));
 
-    wire [63:0] d_seq = desc_rd[63:0];
-    wire [63:0] d_tick = desc_rd[127:64];
-    wire [7:0]  d_flags = desc_rd[135:128];
-    wire [31:0] d_crc = desc_rd[167:136];
+    reg  [63:0] d_seq;
+    reg  [63:0] d_tick;
+    always @(*) begin                             // zero-extended to the 64-bit header fields
+        d_seq = 64'd0;
+        d_tick = 64'd0;
+        d_seq[COUNT_BITS-1:0] = desc_rd[COUNT_BITS-1:0];
+        d_tick[COUNT_BITS-1:0] = desc_rd[2*COUNT_BITS-1:COUNT_BITS];
+    end
+    wire [7:0]  d_flags = desc_rd[2*COUNT_BITS+7:2*COUNT_BITS];
+    wire [31:0] d_crc = desc_rd[2*COUNT_BITS+39:2*COUNT_BITS+8];
 
     // ---- output side: 6 header beats, then the payload ----
     reg [2:0]           hdr_idx;
