@@ -11,7 +11,8 @@ def add_parser(sub) -> None:
     rig = sub.add_parser("rig", help="what is attached (probe) and whether it matches a rig file (check)")
     rsub = rig.add_subparsers(dest="rig_command", required=True)
     rsub.add_parser("probe", help="list UHD devices, SoapySDR devices and the simulator on this host")
-    chk = rsub.add_parser("check", help="compare what is attached with a rig file; exit 1 if a device is missing")
+    chk = rsub.add_parser("check", help="compare what is attached with a rig file and firmware/images.yaml; "
+                                        "exit 1 if a device is missing or runs another image")
     chk.add_argument("rig", help="rig name (rigs/<name>.yaml) or path")
 
 
@@ -33,4 +34,11 @@ def rig_command(args: argparse.Namespace) -> int:
         print(f"note: {p}")
     missing = sum(not r.ok for r in rows)
     print(f"{rig.file}: {len(rows) - missing} of {len(rows)} device(s) attached")
-    return 1 if missing else 0
+    from ..rig.images import MANIFEST, image_rows
+    images = image_rows(rig, found)
+    for r in images:
+        print(f"{'IMAGE OK' if r.ok else 'IMAGE DIFFERS'} {r.alias}: {r.detail}")
+    differs = sum(not r.ok for r in images)
+    if images:
+        print(f"{MANIFEST.name}: {len(images) - differs} of {len(images)} device(s) run the listed image")
+    return 1 if missing or differs else 0
