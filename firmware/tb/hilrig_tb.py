@@ -118,7 +118,7 @@ async def cycle(clk, parts, before=None):
         p.sample()
 
 
-def write_wrapper(path, top, module, instances, sources):
+def write_wrapper(path, top, module, instances):
     """A test top with one `module` instance per (prefix, parameters, ports) in one build;
     ports are (name, "input"|"output", width) and appear on the top as <prefix>_<name>."""
     ports, body = ["input wire clk", "input wire rst"], []

@@ -1,8 +1,8 @@
 """packetizer: byte-exact with docs/vectors and the Python reference, under back-pressure and overflow.
 
-Four configurations share one build (firmware/tb/packetizer/packetizer_tb.v): a = sc16 1 ch
-8 samples (64-beat FIFO), b = the same with stream_id 7 and CRC-32C, c = sc16 2 ch with a
-2-frame FIFO, d = sc8 1 ch 16 samples.
+Four configurations share one build (a generated test top, ports <instance>_<port>):
+a = sc16 1 ch 8 samples (64-beat FIFO), b = the same with stream_id 7 and CRC-32C,
+c = sc16 2 ch with a 2-frame FIFO, d = sc8 1 ch 16 samples.
 """
 from __future__ import annotations
 
@@ -13,12 +13,18 @@ import cocotb
 import pytest
 from cocotb.triggers import FallingEdge
 
-from hilrig_tb import REPO, SIMULATORS, Sink, Source, beats_to_bytes, cycle, reset, run_cocotb
+from hilrig_tb import REPO, SIMULATORS, Sink, Source, beats_to_bytes, cycle, reset, run_cocotb, write_wrapper
 from hostlib.reference import (FLAG_CRC_VALID, FLAG_OVERFLOW_BEFORE, FLAG_SOB, FLAG_TS_VALID, decode_frame,
                                pattern_fill)
 
 VECTORS = REPO / "docs" / "vectors"
 CONFIGS = {"a": ("sc16", 1, 8, 0), "b": ("sc16", 1, 8, 7), "c": ("sc16", 2, 8, 0), "d": ("sc8", 1, 16, 0)}
+CRC = {"b"}
+FIFO_ADDR_BITS = {"c": 4}
+PORTS = [("s_axis_tdata", "input", 64), ("s_axis_tvalid", "input", 1), ("s_axis_tready", "output", 1),
+         ("stop", "input", 1), ("time_ns", "input", 64), ("m_axis_tdata", "output", 64), ("m_axis_tkeep", "output", 8),
+         ("m_axis_tlast", "output", 1), ("m_axis_tvalid", "output", 1), ("m_axis_tready", "input", 1),
+         ("stopped", "output", 1), ("frames_dropped", "output", 32)]
 
 
 def pattern_beats(first_word, n_words, fmt):
@@ -132,5 +138,9 @@ async def overflow_stress(dut):
 
 @pytest.mark.parametrize("simulator", SIMULATORS)
 def test_packetizer(simulator):
-    run_cocotb(simulator, __file__, "packetizer_tb",
-               ["../tb/packetizer/packetizer_tb.v", "packetizer.v", "beat_fifo.v"])
+    instances = [(p, {"CHANNELS": ch, "SAMPLE_FORMAT": 1 if fmt == "sc16" else 2, "SAMPLES_PER_FRAME": spf,
+                       "STREAM_ID": sid, "CRC_ENABLE": int(p in CRC), "FIFO_ADDR_BITS": FIFO_ADDR_BITS.get(p, 6)}, PORTS)
+                 for p, (fmt, ch, spf, sid) in CONFIGS.items()]
+    top = write_wrapper(REPO / "build" / "firmware" / "gen" / "packetizer_tb.v", "packetizer_tb", "packetizer",
+                        instances)
+    run_cocotb(simulator, __file__, "packetizer_tb", [top, "packetizer.v", "beat_fifo.v"])

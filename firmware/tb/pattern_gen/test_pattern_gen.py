@@ -62,5 +62,5 @@ async def pattern_bit_exact(dut):
 def test_pattern_gen(simulator):
     instances = [(p, {"CHANNELS": c, "SAMPLE_FORMAT": f, "CREDIT_MAX": m}, PORTS) for p, (c, f, m) in CONFIGS.items()]
     top = write_wrapper(REPO / "build" / "firmware" / "gen" / "pattern_gen_tb.v", "pattern_gen_tb", "pattern_gen",
-                        instances, [])
+                        instances)
     run_cocotb(simulator, __file__, "pattern_gen_tb", [top, "pattern_gen.v"])
