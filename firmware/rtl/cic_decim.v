@@ -30,17 +30,7 @@ module cic_decim #(
     output wire              m_axis_tvalid,
     input  wire              m_axis_tready
 );
-    // ceil(n * log2(rm)): the smallest g with 2^g >= rm^n
-    function integer cic_growth(input integer n, input integer rm);
-        reg [127:0] p;
-        integer i;
-        begin
-            p = 128'd1;
-            for (i = 0; i < n; i = i + 1) p = p * rm;
-            cic_growth = 0;
-            while ((128'd1 << cic_growth) < p) cic_growth = cic_growth + 1;
-        end
-    endfunction
+    `include "cic_growth.vh"                       // B_FULL's ceil(N log2(R M)), shared
 
     localparam integer PHASE_BITS = (R > 1) ? $clog2(R) : 1;
     localparam integer LAST_PHASE_INT = R - 1;

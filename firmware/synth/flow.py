@@ -49,7 +49,7 @@ def module_of(name: str) -> str:
 def lint(top: str) -> subprocess.CompletedProcess:
     """verilator --lint-only -Wall over every RTL file (and the P&R wrapper) with `top`."""
     files = sources() + ([str(SYNTH / f"{PNR_TOP}.v")] if top == PNR_TOP else [])
-    return subprocess.run(["verilator", "--lint-only", "-Wall", "--top-module", top, *files],
+    return subprocess.run(["verilator", "--lint-only", "-Wall", f"-I{RTL}", "--top-module", top, *files],
                           capture_output=True, text=True)
 
 
@@ -59,7 +59,7 @@ def synth(name: str) -> dict:
     WORK.mkdir(parents=True, exist_ok=True)
     stat = WORK / f"{name}.stat.json"
     chparam = "".join(f" -set {k} {v}" for k, v in params.items())
-    script = (f"read_verilog {' '.join(sources())}; "
+    script = (f"read_verilog -I{RTL} {' '.join(sources())}; "
               + (f"chparam{chparam} {module_of(name)}; " if params else "")
               + f"synth_ice40 -top {module_of(name)}; check -assert; tee -q -o {stat} stat -json")
     run = subprocess.run(["yosys", "-q", "-p", script], capture_output=True, text=True)
@@ -77,7 +77,7 @@ def place_and_route(seed: int = 1) -> dict:
     """loopback_ice40 on an HX8K: synth, nextpnr-ice40, the achieved fmax of clk."""
     WORK.mkdir(parents=True, exist_ok=True)
     netlist, asc = WORK / f"{PNR_TOP}.json", WORK / f"{PNR_TOP}.asc"
-    run = subprocess.run(["yosys", "-q", "-p", f"read_verilog {' '.join(sources())} {SYNTH / (PNR_TOP + '.v')}; "
+    run = subprocess.run(["yosys", "-q", "-p", f"read_verilog -I{RTL} {' '.join(sources())} {SYNTH / (PNR_TOP + '.v')}; "
                           f"synth_ice40 -top {PNR_TOP} -json {netlist}; check -assert"], capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"yosys failed for {PNR_TOP}:\n{run.stderr[-3000:]}")

@@ -160,4 +160,5 @@ def run_cocotb(simulator, module_file, toplevel, sources, parameters=None, build
         kwargs["make_args"] = ["-j2"]
     run(simulator=simulator, verilog_sources=[str((RTL / s).resolve()) for s in sources],
         toplevel=toplevel, module=Path(module_file).stem, python_search=[str(tb_dir), str(FIRMWARE / "tb"), str(REPO)],
-        timescale="1ns/1ps", sim_build=str(build), parameters=parameters or {}, extra_env=env, waves=False, **kwargs)
+        timescale="1ns/1ps", includes=[str(RTL)], sim_build=str(build), parameters=parameters or {}, extra_env=env,
+        waves=False, **kwargs)
