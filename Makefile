@@ -13,9 +13,10 @@ ROBOT_OUT ?= results/robot
 APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb \
 	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio gnuradio-dev \
-	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0 chromium python3-matplotlib
+	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0 chromium python3-matplotlib \
+	verilator iverilog yosys z3 nextpnr-ice40 fpga-icestorm
 
-.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot nightly trend-bench validate clean
+.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean
 
 all: build
 
@@ -32,7 +33,7 @@ deps:
 $(VENV)/.installed: pyproject.toml | deps
 	$(PYTHON_SYS) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,firmware]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -99,7 +100,7 @@ validate: venv
 	$(VENV)/bin/hilrig validate testcases/
 
 # The result-shipping tests need both InfluxDB servers; `make run` does not.
-test: build influxdb test-native test-python test-robot
+test: build influxdb test-native test-python test-robot test-firmware
 
 test-native:
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure
@@ -107,6 +108,12 @@ test-native:
 
 test-python:
 	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs hostlib/tests
+
+# RTL (firmware/): cocotb on Icarus and Verilator, Verilator lint, yosys iCE40 synthesis with
+# cell budgets, nextpnr-ice40 place and route (fmax printed), the packetizer BMC (yosys-smtbmc, z3).
+test-firmware: venv
+	$(PY) -m pytest -q -rs -p no:cacheprovider firmware/tb firmware/tests
+	@$(PY) firmware/synth/flow.py --summary
 
 test-robot:
 	@mkdir -p results/robot-ci

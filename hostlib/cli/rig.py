@@ -11,8 +11,8 @@ def add_parser(sub) -> None:
     rig = sub.add_parser("rig", help="what is attached (probe) and whether it matches a rig file (check)")
     rsub = rig.add_subparsers(dest="rig_command", required=True)
     rsub.add_parser("probe", help="list UHD devices, SoapySDR devices and the simulator on this host")
-    chk = rsub.add_parser("check", help="compare what is attached with a rig file; exit 1 if a device is missing "
-                                        "on a rig with require_devices: true")
+    chk = rsub.add_parser("check", help="compare what is attached with a rig file and firmware/images.yaml; "
+                                        "exit 1 if a device runs another image, or is missing on a rig with require_devices: true")
     chk.add_argument("rig", help="rig name (rigs/<name>.yaml) or path")
 
 
@@ -35,9 +35,16 @@ def rig_command(args: argparse.Namespace) -> int:
         print(f"note: {p}")
     missing = sum(not r.ok for r in rows)
     print(f"{rig.file}: {len(rows) - missing} of {len(rows)} device(s) attached")
+    from ..rig.images import MANIFEST_NAME, image_rows
+    images = image_rows(rig, found)
+    for r in images:
+        print(f"{'IMAGE OK' if r.ok else 'IMAGE DIFFERS'} {r.alias}: {r.detail}")
+    differs = sum(not r.ok for r in images)
+    if images:
+        print(f"{MANIFEST_NAME}: {len(images) - differs} of {len(images)} device(s) run the listed image")
     if missing and not rig.require_devices:
         # A rig that does not require its devices (the simulator rig lists a USRP that CI has
         # not got) runs fine without them: their cases SKIP. Only a hardware bench fails here.
         print("the rig does not set require_devices: cases on missing devices SKIP; not a failure")
-        return 0
-    return 1 if missing else 0
+        missing = 0
+    return 1 if missing or differs else 0

@@ -1,4 +1,4 @@
-"""Pure-Python reference of the hilrig frame format and the `counter` pattern.
+"""Pure-Python reference of the hilrig frame format, the `counter` pattern and the CIC filters.
 
 Used by tests (against the native core) and to generate docs/vectors/. Slow on
 purpose-free clarity: nothing here runs on the streaming path.
@@ -9,3 +9,4 @@ from .frame import (  # noqa: F401
     crc32c, decode_frame, encode_frame,
 )
 from .pattern import pattern_check, pattern_fill  # noqa: F401
+from .cic import cic_decimate, cic_impulse_response, cic_interpolate, cic_width  # noqa: F401,E402

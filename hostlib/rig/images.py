@@ -1,0 +1,161 @@
+"""The firmware image manifest (firmware/images.yaml) and how `hilrig rig check` compares a
+rig's devices with it: the version each device reports against the image for its driver."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from .._exceptions import ConfigError
+
+__all__ = ["Image", "load_images", "rtl_tree_hash", "reported_version", "compare_images", "image_rows", "ImageRow",
+           "manifest_path", "MANIFEST_NAME"]
+
+MANIFEST_NAME = "images.yaml"
+# keys a driver may report the running image's version under, most specific first
+VERSION_KEYS = ("fpga_version", "fpga", "fw_version", "firmware_version", "version")
+
+
+def manifest_path() -> Path | None:
+    """The lab checkout's manifest: $HILRIG_FIRMWARE_MANIFEST, else ./firmware/images.yaml;
+    None outside a checkout (an installed hilrig has no firmware tree to compare with)."""
+    env = os.environ.get("HILRIG_FIRMWARE_MANIFEST")
+    path = Path(env) if env else Path.cwd() / "firmware" / MANIFEST_NAME
+    return path if path.is_file() else None
+
+
+def _required_manifest() -> Path:
+    path = manifest_path()
+    if path is None:
+        raise ConfigError("no firmware/images.yaml here: run from the hilrig checkout or set $HILRIG_FIRMWARE_MANIFEST")
+    return path
+
+
+@dataclass(frozen=True)
+class Image:
+    image: str
+    version: str
+    frame_format_version: int
+    devices: dict[str, Any]               # {driver: ..., args: {...}}: which rig devices run it
+    reported_as: str                      # the key the device reports the version under
+    rtl_git_hash: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def applies_to(self, entry: Any) -> bool:
+        if self.devices.get("driver") != entry.driver:
+            return False
+        want = self.devices.get("args") or {}
+        return all(str((entry.args or {}).get(k)) == str(v) for k, v in want.items())
+
+
+def load_images(path: Path | None = None) -> list[Image]:
+    path = path or _required_manifest()
+    data = YAML(typ="safe").load(Path(path).read_text())
+    images = []
+    for i, raw in enumerate((data or {}).get("images") or []):
+        missing = [k for k in ("image", "version", "frame_format_version", "devices", "reported_as") if k not in raw]
+        if missing:
+            raise ConfigError(f"{path}: images[{i}]: missing {', '.join(missing)}")
+        images.append(Image(image=str(raw["image"]), version=str(raw["version"]),
+                            frame_format_version=int(raw["frame_format_version"]), devices=dict(raw["devices"]),
+                            reported_as=str(raw["reported_as"]), rtl_git_hash=raw.get("rtl_git_hash"),
+                            parameters=dict(raw.get("parameters") or {})))
+    return images
+
+
+def rtl_tree_hash(rtl_dir: Path | None = None) -> str:
+    """The git tree hash of a flat directory of regular files, from the working copy
+    (equals `git rev-parse HEAD:firmware/rtl` once committed); default: rtl/ beside the manifest."""
+    rtl_dir = rtl_dir or _required_manifest().parent / "rtl"
+    entries = b""
+    for p in sorted(Path(rtl_dir).iterdir(), key=lambda p: p.name):
+        data = p.read_bytes()
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
+        entries += b"100644 " + p.name.encode() + b"\0" + blob
+    return hashlib.sha1(b"tree %d\0" % len(entries) + entries).hexdigest()
+
+
+def reported_version(found: Any) -> tuple[str, str] | None:
+    """(key, version) the device reports, or None. The simulator is asked (`hello`)."""
+    if found.kind == "sim":
+        try:
+            out = subprocess.run([found.args["binary"]], input='{"cmd": "hello"}\n', capture_output=True,
+                                 text=True, timeout=10)
+            return "version", str(json.loads(out.stdout.splitlines()[0])["version"])
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+            return None
+    for key in VERSION_KEYS:
+        if found.args.get(key) not in (None, ""):
+            return key, str(found.args[key])
+    return None
+
+
+@dataclass
+class ImageRow:
+    alias: str
+    ok: bool
+    detail: str
+
+
+def image_rows(rig: Any, probe: Any, manifest: Path | None = None) -> list[ImageRow]:
+    """`hilrig rig check`: the attached devices (matched as check_rig matches them) against the
+    manifest; none without a manifest (manifest_path())."""
+    from .probe import _matches
+    manifest = manifest or manifest_path()
+    if manifest is None:
+        return []
+    found_by_alias = {}
+    for alias, entry in rig.devices.items():
+        hits = [f for f in probe.found if f.kind == entry.driver and (entry.driver == "sim" or _matches(entry, f))]
+        if hits:
+            found_by_alias[alias] = hits[0]
+    return compare_images(rig, found_by_alias, load_images(manifest))
+
+
+def compare_images(rig: Any, found_by_alias: dict[str, Any], images: list[Image]) -> list[ImageRow]:
+    """One row per attached rig device that an image applies to."""
+    rows = []
+    for alias, entry in sorted(rig.devices.items()):
+        image = next((im for im in images if im.applies_to(entry)), None)
+        found = found_by_alias.get(alias)
+        if image is None or found is None:
+            continue
+        got = reported_version(found)
+        want = f"{image.image} {image.version} (frame format v{image.frame_format_version}"
+        want += f", rtl {image.rtl_git_hash[:12]})" if image.rtl_git_hash else ")"
+        if got is None:
+            rows.append(ImageRow(alias, False, f"expects {want}; the device reports no {image.reported_as}"))
+        elif got[1] != image.version:
+            rows.append(ImageRow(alias, False, f"expects {want}; the device reports {got[0]}={got[1]}"))
+        else:
+            rows.append(ImageRow(alias, True, f"runs {want}"))
+    return rows
+
+
+def main(argv=None) -> int:
+    import argparse
+    ap = argparse.ArgumentParser(description="firmware/images.yaml: show, or --update the RTL hash")
+    ap.add_argument("--update", action="store_true", help="write the current firmware/rtl tree hash")
+    args = ap.parse_args(argv)
+    manifest = _required_manifest()
+    current = rtl_tree_hash()
+    text = manifest.read_text()
+    if args.update:
+        import re
+        manifest.write_text(re.sub(r"(rtl_git_hash: )[0-9a-f]{40}", rf"\g<1>{current}", text))
+        print(f"{manifest}: rtl_git_hash {current}")
+        return 0
+    for im in load_images():
+        print(f"{im.image} {im.version} frame format v{im.frame_format_version} "
+              f"rtl {im.rtl_git_hash or '-'}{' (current)' if im.rtl_git_hash == current else ''}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
