@@ -30,7 +30,9 @@ class SoapyRadio {
   nlohmann::json configure(const nlohmann::json& cfg);
   void start();
   void stop();  // joins the threads, deactivates and closes the streams; idempotent
-  nlohmann::json stats() const;  // {"rx": {...}, "tx": {...}, "sensors": {name: value}}
+  // {"rx": {...}, "tx": {...}, "sensors": {name: value}, "running": bool,
+  //  "device_error": null or the first fatal stream error (docs/drivers.md)}
+  nlohmann::json stats() const;
   nlohmann::json info() const;
 
  private:
@@ -38,6 +40,15 @@ class SoapyRadio {
   void tx_loop();
   void status_loop();
   void close_streams();
+  // Runs one streaming loop; an exception out of the module becomes the fault.
+  template <typename F>
+  void guarded(const char* what, F&& loop) {
+    try {
+      loop();
+    } catch (const std::exception& e) {
+      fault_.set(std::string(what) + ": " + e.what());
+    }
+  }
 
   SoapySDR::Device* dev_ = nullptr;
   SoapySDR::Stream* rx_ = nullptr;
@@ -53,7 +64,7 @@ class SoapyRadio {
   std::atomic<bool> stop_{false}, tx_done_{false};
   std::thread rx_thread_, tx_thread_, status_thread_;
   std::atomic<bool> running_{false};
-  std::string rx_error_, tx_error_;
+  DeviceFault fault_;
 };
 
 }  // namespace hilrig
