@@ -43,7 +43,7 @@ class Source:
 # rig file, far below what would exhaust the parser's recursion or expand aliases
 # without end ("billion laughs").
 MAX_NESTING = 32
-MAX_VALUES = 100_000
+MAX_VALUES = 10_000
 _LONG_DIGITS = re.compile(r"[0-9]{4000,}")
 
 
@@ -146,31 +146,32 @@ def _shape_issues(file: str, tree: Any) -> list[ConfigIssue]:
     """Keys that are not names, nesting deeper than MAX_NESTING, more than MAX_VALUES
     values (aliases counted each time they are used): each a located issue."""
     issues: list[ConfigIssue] = []
-    stack: list[tuple[Any, int, tuple[Any, ...]]] = [(tree, 0, ())]
+    # (node, depth, path, line of the nearest key or item above it: a scalar has no line of its own)
+    stack: list[tuple[Any, int, tuple[Any, ...], int]] = [(tree, 0, (), _node_line(tree) or 1)]
     values = 0
     while stack:
-        node, depth, path = stack.pop()
+        node, depth, path, line = stack.pop()
+        line = _node_line(node) or line
         values += 1
         if values > MAX_VALUES:
-            return [ConfigIssue(file, _node_line(node), dotted(path),
+            return [ConfigIssue(file, line, dotted(path),
                                 f"the file holds more than {MAX_VALUES} values (aliases counted where used); "
                                 "a case or rig file is far smaller")]
         if isinstance(node, (dict, list)) and depth >= MAX_NESTING:
-            return [ConfigIssue(file, _node_line(node), dotted(path),
+            return [ConfigIssue(file, line, dotted(path),
                                 f"nested deeper than {MAX_NESTING} levels; a case or rig file is a few levels deep")]
         if isinstance(node, dict):
             for key, value in node.items():
                 if not isinstance(key, str):
                     kind = "null" if key is None else type(key).__name__
-                    issues.append(ConfigIssue(file, _key_line(node, key) or _node_line(node), dotted(path),
+                    issues.append(ConfigIssue(file, _key_line(node, key) or line, dotted(path),
                                               f"key {_short_repr(key)} is a {kind}; keys are field names "
                                               "(write the key as text, e.g. in quotes)"))
                     continue
-                stack.append((value, depth + 1, path + (key,)))
+                stack.append((value, depth + 1, path + (key,), _key_line(node, key) or line))
         elif isinstance(node, list):
-            stack.extend((v, depth + 1, path + (i,)) for i, v in enumerate(node))
+            stack.extend((v, depth + 1, path + (i,), _key_line(node, i) or line) for i, v in enumerate(node))
         elif isinstance(node, (set, frozenset, bytes, bytearray)) or type(node).__name__.startswith("Tagged"):
-            line = _node_line(node)
             issues.append(ConfigIssue(file, line, dotted(path),
                                       f"a {type(node).__name__} value (YAML tag) is not accepted here; "
                                       "write plain text, numbers, lists and mappings"))
