@@ -28,7 +28,7 @@ from ..rig import load_rig
 
 REPO = Path(__file__).resolve().parents[2]
 CLOCK_HZ = 1e9
-LADDER = (1000, 400, 200, 100, 50, 25, 16, 10, 8, 5, 4)   # decimations: 1 MS/s .. 250 MS/s
+LADDER = (1000, 400, 200, 100, 50, 25, 16, 10, 8, 5, 4, 2, 1)   # decimations: 1 MS/s .. 1 GS/s
 FRAME_BYTES = {"udp": 8000, "shm": 65584}
 LOSS = ("missing_frames", "overruns", "pattern_errors", "dropped_samples")
 
@@ -115,7 +115,7 @@ def main() -> int:
     rss_limit = float(os.environ.get("SOAK_RSS_MIB", "16"))
     kinds = [k for k in ("udp", "shm") if os.environ.get("SOAK_ONLY", k) == k]
     rig = load_rig(REPO / "rigs" / "sim.yaml")
-    console = Console()
+    console = Console(width=max(Console().width, 170))
     table = Table(title=f"make soak: {soak_s:g} s at 80 % of the zero-loss rate (simulator, RX)")
     for col in ("link", "zero-loss rate", "soak rate", "window", "samples", "missing", "O", "pattern",
                 "host RSS MiB (start->end)", "sim RSS MiB", "fds host/sim", "verdict"):
