@@ -45,7 +45,6 @@ struct UhdRadio::Impl {
     } catch (const std::exception& e) {
       fault.set(std::string(what) + ": " + e.what());
     }
-    if (std::string(what) == "TX") tx_done = true;
   }
 };
 
@@ -145,7 +144,10 @@ void UhdRadio::start() {
   }
   if (p.tx) {
     p.txc.start_ns.store(now_ns());
-    p.tx_thread = std::thread([&p] { p.guarded("TX", [&p] { p.tx_loop(); }); });
+    p.tx_thread = std::thread([&p] {
+      p.guarded("TX", [&p] { p.tx_loop(); });
+      p.tx_done = true;  // also when the loop threw: the async thread must not wait for it
+    });
     p.async_thread = std::thread([&p] { p.guarded("async messages", [&p] { p.async_loop(); }); });
   }
   p.running = true;
