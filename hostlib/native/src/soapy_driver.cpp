@@ -108,7 +108,7 @@ void SoapyRadio::start() {
   if (rx_ != nullptr) {
     int r = dev_->activateStream(rx_);
     if (r != 0) throw std::runtime_error(std::string("soapy: activateStream(RX): ") + SoapySDR::errToStr(r));
-    rx_thread_ = std::thread([this] { guarded("RX", [this] { rx_loop(); }); });
+    rx_thread_ = std::thread([this] { fault_.guard("RX", [this] { rx_loop(); }); });
   }
   if (tx_ != nullptr) {
     int r = dev_->activateStream(tx_);
@@ -119,10 +119,10 @@ void SoapyRadio::start() {
     }
     txc_.start_ns.store(now_ns());
     tx_thread_ = std::thread([this] {
-      guarded("TX", [this] { tx_loop(); });
+      fault_.guard("TX", [this] { tx_loop(); });
       tx_done_ = true;
     });
-    status_thread_ = std::thread([this] { guarded("TX status", [this] { status_loop(); }); });
+    status_thread_ = std::thread([this] { fault_.guard("TX status", [this] { status_loop(); }); });
   }
   running_ = true;
 }

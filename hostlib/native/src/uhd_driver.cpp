@@ -36,16 +36,6 @@ struct UhdRadio::Impl {
   void rx_loop();
   void tx_loop();
   void async_loop();
-  // Runs one streaming loop; an exception out of libuhd (a device that vanished:
-  // uhd::io_error ...) becomes the radio's fault, never std::terminate.
-  template <typename F>
-  void guarded(const char* what, F&& loop) {
-    try {
-      loop();
-    } catch (const std::exception& e) {
-      fault.set(std::string(what) + ": " + e.what());
-    }
-  }
 };
 
 static json addr_json(const uhd::device_addr_t& a) {
@@ -140,15 +130,15 @@ void UhdRadio::start() {
     cmd.stream_now = p.channels == 1;
     if (!cmd.stream_now) cmd.time_spec = p.usrp->get_time_now() + uhd::time_spec_t(0.05);
     p.rx->issue_stream_cmd(cmd);
-    p.rx_thread = std::thread([&p] { p.guarded("RX", [&p] { p.rx_loop(); }); });
+    p.rx_thread = std::thread([&p] { p.fault.guard("RX", [&p] { p.rx_loop(); }); });
   }
   if (p.tx) {
     p.txc.start_ns.store(now_ns());
     p.tx_thread = std::thread([&p] {
-      p.guarded("TX", [&p] { p.tx_loop(); });
+      p.fault.guard("TX", [&p] { p.tx_loop(); });
       p.tx_done = true;  // also when the loop threw: the async thread must not wait for it
     });
-    p.async_thread = std::thread([&p] { p.guarded("async messages", [&p] { p.async_loop(); }); });
+    p.async_thread = std::thread([&p] { p.fault.guard("async messages", [&p] { p.async_loop(); }); });
   }
   p.running = true;
 }

@@ -63,6 +63,16 @@ class DeviceFault {
     std::lock_guard<std::mutex> lock(mu_);
     what_.clear();
   }
+  // Runs one streaming loop; an exception out of the radio library (a device that
+  // vanished: uhd::io_error, a module's error) becomes the fault, never std::terminate.
+  template <typename F>
+  void guard(const char* what, F&& loop) {
+    try {
+      loop();
+    } catch (const std::exception& e) {
+      set(std::string(what) + ": " + e.what());
+    }
+  }
 
  private:
   mutable std::mutex mu_;

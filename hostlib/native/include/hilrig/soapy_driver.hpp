@@ -40,15 +40,6 @@ class SoapyRadio {
   void tx_loop();
   void status_loop();
   void close_streams();
-  // Runs one streaming loop; an exception out of the module becomes the fault.
-  template <typename F>
-  void guarded(const char* what, F&& loop) {
-    try {
-      loop();
-    } catch (const std::exception& e) {
-      fault_.set(std::string(what) + ": " + e.what());
-    }
-  }
 
   SoapySDR::Device* dev_ = nullptr;
   SoapySDR::Stream* rx_ = nullptr;
