@@ -156,9 +156,10 @@ def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str
     }
     row["throughput_ratio"] = row["throughput_sps"] / float(case.rate_sps)
     for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
+        # Every row has every column; a counter the driver does not measure is NaN here
+        # (the outbox leaves NaN out) and absent from the case's metrics.
         now, before = _error_total(case, cur, name), _error_total(case, prev, name)
-        if now is not None and before is not None:
-            row[name] = now - before
+        row[name] = now - before if now is not None and before is not None else float("nan")
     row["underruns"] = _num(cur.device, "underruns") - _num(prev.device, "underruns")
     return row
 
@@ -168,6 +169,8 @@ def _error_total(case: Any, snap: Snapshot, name: str) -> float | None:
     device's own receiver (tx_<name>); loopback, both legs (a device that does not
     report its TX leg leaves the RX leg, which sees what the TX leg lost as pattern
     errors). None when the receiving end did not measure it."""
+    if name == "overruns" and case.direction == "tx":
+        return 0.0  # overflow is an RX event: a TX-only stream has nothing that can overflow
     if case.direction == "tx":
         return _measured(snap.device, "tx_" + name)
     host = _measured(snap.host_rx, name)

@@ -49,6 +49,10 @@ def test_tx_leg_counters_of_a_radio_that_does_not_report_them_are_absent():
     m = compute_metrics(case, started_ns=0, window_start=snap, window_end=snap, final=snap, cpu_s=0.0,
                         rcvbuf_errors=None)
     assert "missing_frames" not in m and "pattern_errors" not in m
+    assert m["overruns"] == 0   # an RX event: nothing on a TX-only stream can overflow
+    from hostlib.engine.measure import series_row
+    row = series_row(case, snap, Snapshot(host_tx=snap.host_tx, device=snap.device, taken_ns=3 * S), 0)
+    assert row["overruns"] == 0 and row["missing_frames"] != row["missing_frames"]   # NaN: not measured
 
 
 def test_longest_gap_counts_to_the_end_of_the_window():
