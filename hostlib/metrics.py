@@ -49,7 +49,7 @@ _METRICS = [
     Metric("latency_p99_s", "time", "99th percentile frame latency", ("latency_p99",)),
     Metric("latency_p999_s", "time", "99.9th percentile frame latency", ("latency_p999",)),
     Metric("latency_max_s", "time", "largest frame latency", ("latency_max",)),
-    Metric("longest_gap_s", "time", "longest time between two received frames", ("longest_gap",)),
+    Metric("longest_gap_s", "time", "longest time between two received frames, or from the last frame to the end of the window", ("longest_gap",)),
     Metric("time_to_first_sample_s", "time", "from stream start to the first received sample", ("time_to_first_sample",)),
     Metric("duration_s", "time", "measured streaming window"),
     Metric("host_cpu_percent", "percent", "host process CPU use during the window (100 = one core)", ("host_cpu",)),
@@ -59,6 +59,10 @@ _METRICS = [
     Metric("host_cpu_busy_percent", "percent", "all CPUs of the host, busy share during the window (100 = saturated)"),
     Metric("host_limited", "count", "1 when samples were lost while the rig's own CPU was saturated "
            "(receive thread >= 90 % or all CPUs >= 95 %): the host, not the device, was the limit"),
+    Metric("injected_drop_frames", "count", "frames the simulator dropped on purpose (fault injection): the truth beside missing_frames"),
+    Metric("injected_corrupt_samples", "count", "samples the simulator corrupted on purpose: the truth beside pattern_errors"),
+    Metric("injected_duplicate_frames", "count", "frames the simulator sent twice on purpose: the truth beside duplicate_frames"),
+    Metric("injected_reorder_frames", "count", "frame pairs the simulator swapped on purpose: the truth beside reordered_frames"),
     Metric("socket_buffer_capped", "count", "1 when the kernel granted a smaller socket buffer than the rate needs (rmem_max)"),
 ]
 

@@ -137,7 +137,10 @@ def parse_quantity(value: object, dimension: str, *, require_unit: bool = False)
     if isinstance(value, bool) or value is None:
         raise UnitError(f"expected {_describe(dimension, require_unit)}, got {value!r}")
     if isinstance(value, (int, float)):
-        number, unit = float(value), None
+        try:
+            number, unit = float(value), None
+        except OverflowError:  # an int beyond the largest float (~1.8e308)
+            raise UnitError(f"{_short(value)} is too large a number") from None
     elif isinstance(value, str):
         try:
             number, unit = split_quantity(value)
@@ -146,12 +149,21 @@ def parse_quantity(value: object, dimension: str, *, require_unit: bool = False)
     else:
         raise UnitError(f"expected {_describe(dimension, require_unit)}, got a {type(value).__name__}")
     if not math.isfinite(number):
-        raise UnitError(f"{value!r} is not a finite number")
+        raise UnitError(f"{_short(value)} is not a finite number")
     if unit is None:
         if require_unit and _UNITS[dimension]:
             raise UnitError(f"{value!r} has no unit; expected {_describe(dimension, True)}")
         return number
-    return number * unit_scale(unit, dimension, require_unit=require_unit)
+    scaled = number * unit_scale(unit, dimension, require_unit=require_unit)
+    if not math.isfinite(scaled):
+        raise UnitError(f"{_short(value)} is too large a number")
+    return scaled
+
+
+def _short(value: object) -> str:
+    """repr of a value for a message, cut short (a 400-digit number is not read)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
 def format_quantity(value: float, dimension: str) -> str:

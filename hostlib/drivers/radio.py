@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from .._exceptions import DeviceAbsent, DeviceError
+from ..engine.measure import silence_error
 from .base import Driver, Snapshot
 
 # Rig `args` keys that configure the rig (this driver, the device lock) rather than
@@ -104,10 +105,19 @@ class RadioDriver(Driver):
 
     def _snapshot(self) -> Snapshot:
         stats = self.radio.stats()
-        return split_stats(self.case, stats, self.device_stats(stats))
+        snap = split_stats(self.case, stats, self.device_stats(stats))
+        if stats.get("device_error"):
+            # A stream error the device reported (readStream/deactivateStream, a UHD
+            # error code, an exception out of the library): the device failed.
+            raise DeviceError(f"{self.library} device {self.describe()!r}: {stats['device_error']}")
+        return snap
 
     def poll(self) -> Snapshot:
-        return self._snapshot()
+        snap = self._snapshot()
+        silent = silence_error(self.case, snap)
+        if silent:
+            raise DeviceError(f"{self.library} device {self.describe()!r} {silent}")
+        return snap
 
     def stop(self) -> Snapshot:
         self.radio.stop()

@@ -92,7 +92,7 @@ class SoapyDriver(RadioDriver):
     def configure(self, case: Any) -> None:
         self.case = case
         # The simulator behind driver=hilrig sends the counter pattern: check it by default.
-        simulated = (getattr(self.device, "args", {}) or {}).get("driver") == "hilrig"
+        simulated = self._simulated()
         try:
             self.configured = self.radio.configure(radio_config(case, self.device, self.stream_args(case), simulated))
         except (RuntimeError, ValueError) as exc:
@@ -100,12 +100,19 @@ class SoapyDriver(RadioDriver):
         rate_checked(case, self.configured, f"SoapySDR device {self._args()!r}")
 
     def device_stats(self, stats: dict) -> dict:
-        """The hilrig module reports the simulator's own counters as a sensor."""
-        sim = stats.get("sensors", {}).get("sim_stats")
+        """The hilrig module reports the simulator's own counters as a sensor; a
+        simulator whose status cannot be read any more has died (DeviceError)."""
+        sensors = stats.get("sensors", {})
+        sim = sensors.get("sim_stats")
         if not sim:
+            if self._simulated() and sensors.get("error"):
+                raise DeviceError(f"SoapySDR device {self._args()!r}: its simulator is gone: {sensors['error']}")
             return {}
         try:
             return json.loads(sim)
         except ValueError:
-            return {}
+            raise DeviceError(f"SoapySDR device {self._args()!r} reported unreadable sim_stats: {sim[:200]!r}") from None
+
+    def _simulated(self) -> bool:
+        return (getattr(self.device, "args", {}) or {}).get("driver") == "hilrig"
 

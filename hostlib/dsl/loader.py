@@ -20,7 +20,8 @@ from hostlib._exceptions import ConfigError, ConfigIssue
 from hostlib.transports import default_shm_slots, stream_defaults, udp_defaults
 from hostlib.transports.usb import USB_KNOBS, usb_options
 from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, TransportSpec
-from hostlib.dsl.schema import SWEEP_KEYS, CaseModel
+from hostlib.dsl.faults import fault_fit
+from hostlib.dsl.schema import MAX_RATE_SPS, MIN_RATE_SPS, SWEEP_KEYS, CaseModel
 from hostlib.dsl.thresholds import ThresholdError, parse_threshold
 from hostlib.dsl.yamlsrc import dotted, line_of, load_yaml, pydantic_errors, to_plain
 from hostlib.units import format_quantity
@@ -239,6 +240,14 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
     if t.kind == "usb":
         errs.extend((("transport", knob), msg)
                     for knob, msg in usb_options(t.transfer_bytes, t.transfers, t.buffer_bytes, t.link)[1])
+    if factor is not None:
+        rate = m.master_clock / factor
+        divider = "decimation" if m.direction == "rx" or m.decimation is not None else "interpolation"
+        if not MIN_RATE_SPS <= rate <= MAX_RATE_SPS:
+            errs.append(((divider,), f"sample rate master_clock / {divider} = {format_quantity(rate, 'rate')} "
+                         f"is outside {format_quantity(MIN_RATE_SPS, 'rate')}..{format_quantity(MAX_RATE_SPS, 'rate')}"))
+        elif fb >= min_frame and not (fb - FRAME_HEADER_BYTES) % unit:
+            errs += _fault_errors(m, rate, (fb - FRAME_HEADER_BYTES) // unit)
     if t.kind == "udp" and t.socket_buffer is not None and t.socket_buffer < fb:
         errs.append((("transport", "socket_buffer"), f"socket_buffer {t.socket_buffer} bytes cannot hold "
                      f"one {fb}-byte frame"))
@@ -266,6 +275,20 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
     return errs, thresholds, factor, timeout
 
 
+def _fault_errors(m: CaseModel, rate_sps: float, samples_per_frame: int) -> list[Err]:
+    """A case asking for more faults than its run can place is refused (never silently short)."""
+    faults = m.faults.model_dump()
+    run_s = m.duration + m.warmup
+    fit = fault_fit(faults, rate_sps=rate_sps, samples_per_frame=samples_per_frame, run_s=run_s)
+    if fit.fits:
+        return []
+    need_s = fit.frames_needed * samples_per_frame / rate_sps
+    return [(("faults",), f"the faults take {fit.faulted_frames} frame(s), but a {run_s:g} s run (duration + warmup) "
+             f"at {format_quantity(rate_sps, 'rate')} carries {fit.frames_in_run} frames of {samples_per_frame} samples, "
+             f"which places at most {fit.placeable_max} (faults sit on frame 16 + 4j, j among max(2 x faults, 32) "
+             f"places; docs/dsl.md); ask for at most {fit.placeable_max} or run at least {need_s:.3g} s")]
+
+
 # A schema error in one field makes checks that read it meaningless: these are
 # the checks (by path prefix) each field feeds.
 _DEPENDS = {
@@ -275,9 +298,10 @@ _DEPENDS = {
     "format": ("transport",),
     "channels": ("transport",),
     "transport": ("transport",),
-    "master_clock": (),
-    "duration": ("timeout",),
-    "warmup": ("timeout",),
+    "master_clock": ("decimation", "interpolation", "faults"),
+    "faults": ("faults",),
+    "duration": ("timeout", "faults"),
+    "warmup": ("timeout", "faults"),
 }
 _PLACEHOLDERS = {"name": "?", "device": "?", "direction": "loopback", "master_clock": "1 GHz",
                  "duration": "1 s", "transport": {"kind": "udp"}}
@@ -412,7 +436,18 @@ def _expand_case(file: str, node: CommentedMap) -> tuple[list[Case], list[Config
 
 
 def load_file(path: str | Path) -> tuple[list[Case], list[ConfigIssue]]:
-    """All cases of one file, or no case and every issue of the file."""
+    """All cases of one file, or no case and every issue of the file. Never raises:
+    a problem this loader did not foresee still comes back as an issue of the file."""
+    try:
+        return _load_file(path)
+    except Exception as exc:  # noqa: BLE001  the last net: a located error, never a traceback
+        return [], [ConfigIssue(str(path), None, "", f"{UNFORESEEN}: {type(exc).__name__}: {exc}")]
+
+
+UNFORESEEN = "hilrig could not check this file (please report it)"
+
+
+def _load_file(path: str | Path) -> tuple[list[Case], list[ConfigIssue]]:
     file = str(path)
     src, issues = load_yaml(path)
     if src is None:

@@ -12,18 +12,37 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from hostlib.transports import stream_defaults
 from hostlib.units import UnitError, parse_quantity
 
-__all__ = ["CaseModel", "FaultsModel", "TransportModel", "SWEEP_KEYS", "quantity", "int_quantity"]
+__all__ = ["CaseModel", "FaultsModel", "TransportModel", "SWEEP_KEYS", "quantity", "int_quantity",
+           "MAX_MASTER_CLOCK_HZ", "MIN_RATE_SPS", "MAX_RATE_SPS", "MAX_DIVIDER", "MAX_DURATION_S",
+           "MAX_WARMUP_S", "MAX_TIMEOUT_S", "MAX_FRAME_BYTES", "MAX_BUFFER_BYTES", "MAX_FAULTS", "MAX_SEED"]
+
+# Documented bounds (docs/dsl.md "Bounds"): far beyond any real device, and well inside
+# what the native core's 64-bit counters and the float arithmetic of rates can carry,
+# so an absurd value is refused at validation instead of running (or wrapping).
+MAX_MASTER_CLOCK_HZ = 20e9        # fastest converters sold today run at a few GHz
+MIN_RATE_SPS = 1e3                # master_clock / divider; slower streams need minutes per frame
+MAX_RATE_SPS = 10e9               # 40 GB/s of sc16: beyond any host link
+MAX_DIVIDER = 65536               # decimation / interpolation
+MAX_DURATION_S = 24 * 3600.0      # a day; soaks longer than that are several cases
+MAX_WARMUP_S = 3600.0
+MAX_TIMEOUT_S = 48 * 3600.0
+MAX_FRAME_BYTES = 64 * 1024**2    # a shm slot larger than this is a typo, not a test
+MAX_BUFFER_BYTES = 1024**3        # socket and device buffers
+MAX_FAULTS = 1_000_000            # per fault kind (the simulator's own bound)
+MAX_SEED = 2**63 - 1              # the simulator takes a signed 64-bit seed
 
 
 def quantity(dimension: str, *, require_unit: bool = False, minimum: float | None = None,
-             exclusive: bool = False, what: str = "") -> BeforeValidator:
-    """A float field written with units of `dimension`, with an optional lower bound."""
+             exclusive: bool = False, what: str = "", maximum: float | None = None) -> BeforeValidator:
+    """A float field written with units of `dimension`, with optional bounds."""
 
     def parse(value: Any) -> float:
         number = parse_quantity(value, dimension, require_unit=require_unit)
         if minimum is not None and (number < minimum or (exclusive and number == minimum)):
             rel = "greater than" if exclusive else "at least"
             raise UnitError(f"{value!r} must be {rel} {minimum:g}{what}")
+        if maximum is not None and number > maximum:
+            raise UnitError(f"{value!r} is {number:g}{what}; at most {maximum:g}{what} is allowed")
         return number
 
     return BeforeValidator(parse)
@@ -51,19 +70,20 @@ def int_quantity(dimension: str, *, minimum: int | None = None, maximum: int | N
 _Strict = ConfigDict(extra="forbid", strict=False, str_strip_whitespace=True)
 NonEmpty = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True), Field(strict=True)]
 # Strict ints: YAML `true` or "4" for a count is a mistake worth reporting.
-Count1 = Annotated[int, Field(strict=True, ge=1)]
-Count0 = Annotated[int, Field(strict=True, ge=0)]
+Count1 = Annotated[int, Field(strict=True, ge=1, le=1_000_000)]
+Count0 = Annotated[int, Field(strict=True, ge=0, le=MAX_FAULTS)]
+Divider = Annotated[int, Field(strict=True, ge=1, le=MAX_DIVIDER)]
 
 
 class TransportModel(BaseModel):
     model_config = _Strict
     kind: Literal["udp", "shm", "usb"]
-    frame_bytes: Annotated[int, int_quantity("size", minimum=1)] = Field(
+    frame_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_FRAME_BYTES)] = Field(
         default_factory=lambda: stream_defaults()["frame_bytes"])   # the core's default
     # udp knobs
     host: NonEmpty | None = None
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
-    socket_buffer: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    socket_buffer: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
     gso: Annotated[bool, Field(strict=True)] | None = None        # UDP_SEGMENT send batches (default on)
     gro: Annotated[bool, Field(strict=True)] | None = None        # UDP_GRO coalesced receives (default on)
     busy_poll: Annotated[bool, Field(strict=True)] | None = None  # spin on the socket (default off)
@@ -79,7 +99,7 @@ class TransportModel(BaseModel):
 
 class FaultsModel(BaseModel):
     model_config = _Strict
-    seed: Count0 = 1
+    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 1
     drop_frames: Count0 = 0
     corrupt_samples: Count0 = 0
     duplicate_frames: Count0 = 0
@@ -97,7 +117,7 @@ class RequiresModel(BaseModel):
     model_config = _Strict
     channels: Count1 | None = None
     direction: Annotated[list[Literal["rx", "tx", "loopback"]], _one_or_list] | None = None
-    rate: Annotated[float, quantity("rate", minimum=0, exclusive=True)] | None = None
+    rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS)] | None = None
     transport: Annotated[list[Literal["udp", "shm", "usb", "pcie"]], _one_or_list] | None = None
 
 
@@ -106,10 +126,10 @@ class TransportArgsModel(BaseModel):
     model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
     num_recv_frames: Count1 | None = None
     num_send_frames: Count1 | None = None
-    recv_frame_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
-    send_frame_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
-    recv_buff_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
-    send_buff_size: Annotated[int, int_quantity("size", minimum=1)] | None = None
+    recv_frame_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
+    send_frame_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
+    recv_buff_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
+    send_buff_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
 
 
 class CaseModel(BaseModel):
@@ -120,16 +140,17 @@ class CaseModel(BaseModel):
     direction: Literal["rx", "tx", "loopback"]
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
     format: Literal["sc16", "sc8"] = "sc16"
-    master_clock: Annotated[float, quantity("frequency", require_unit=True, minimum=0, exclusive=True)]
-    decimation: Count1 | None = None
-    interpolation: Count1 | None = None
+    master_clock: Annotated[float, quantity("frequency", require_unit=True, minimum=0, exclusive=True,
+                                            maximum=MAX_MASTER_CLOCK_HZ, what=" Hz")]
+    decimation: Divider | None = None
+    interpolation: Divider | None = None
     transport: TransportModel
-    duration: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")]
-    warmup: Annotated[float, quantity("time", minimum=0, what=" s")] = 0.0
+    duration: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=MAX_DURATION_S)]
+    warmup: Annotated[float, quantity("time", minimum=0, what=" s", maximum=MAX_WARMUP_S)] = 0.0
     pattern: Literal["counter"] = "counter"
     thresholds: dict[str, Any] = Field(default_factory=dict)
     tags: list[NonEmpty] = Field(default_factory=list)
-    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")] | None = None
+    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=MAX_TIMEOUT_S)] | None = None
     faults: FaultsModel = Field(default_factory=FaultsModel)
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     requires: RequiresModel | None = None

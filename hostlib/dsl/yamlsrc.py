@@ -8,6 +8,8 @@ Shared by the case loader (hostlib.dsl) and the rig loader (hostlib.rig).
 from __future__ import annotations
 
 import difflib
+import re
+import warnings
 from pathlib import Path
 from types import UnionType
 from typing import Annotated, Any, Iterable, Sequence, Union, get_args, get_origin
@@ -15,7 +17,8 @@ from typing import Annotated, Any, Iterable, Sequence, Union, get_args, get_orig
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from hostlib._exceptions import ConfigIssue
 
@@ -36,28 +39,150 @@ class Source:
         return line_of(self.tree if base is None else base, path)
 
 
+# Documented bounds of a YAML file (docs/dsl.md "Bounds"): far above any real case or
+# rig file, far below what would exhaust the parser's recursion or expand aliases
+# without end ("billion laughs").
+MAX_NESTING = 32
+MAX_VALUES = 10_000
+_LONG_DIGITS = re.compile(r"[0-9]{4000,}")
+
+
+def _line_at(text: str, pos: int) -> int:
+    return text.count("\n", 0, max(pos, 0)) + 1
+
+
 def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
-    """Parse `path`; on a syntax error return (None, [issue at the error's line])."""
+    """Parse `path`; on any problem return (None, [located issues]), never raise.
+
+    Located means file:line, with the byte offset where the problem is a byte (invalid
+    UTF-8, a control character). The parser's warnings never reach the console: a
+    reused anchor is an error here (which of the two an alias means is a trap).
+    """
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        return None, [ConfigIssue(file, None, "", f"cannot read: {e}")]
-    yaml = YAML(typ="rt")
+        data = Path(path).read_bytes()
+    except OSError as e:
+        return None, [ConfigIssue(file, None, "", f"cannot read: {e.strerror or e}")]
     try:
-        tree = yaml.load(text)
-    except MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        line = mark.line + 1 if mark is not None else None
-        what = " ".join(x for x in (e.context, e.problem) if x)
-        # ruamel's duplicate-key text is long and multi-line; the first line says it all.
-        what = what.splitlines()[0] if what else "invalid YAML"
-        hint = ("each key may appear once in a mapping" if "duplicate key" in what
-                else "check indentation and that 'key: value' pairs line up")
-        return None, [ConfigIssue(file, line, "", f"YAML syntax error: {what} ({hint})")]
-    except YAMLError as e:
-        return None, [ConfigIssue(file, None, "", f"YAML error: {e}")]
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return None, [ConfigIssue(file, data.count(b"\n", 0, e.start) + 1, "",
+                                  f"byte offset {e.start}: byte 0x{data[e.start]:02x} is not valid UTF-8 "
+                                  "(save the file as UTF-8)")]
+    big = _LONG_DIGITS.search(text)
+    if big:
+        return None, [ConfigIssue(file, _line_at(text, big.start()), "",
+                                  f"a number of {len(big.group())} digits; numbers this long are not accepted")]
+    yaml = YAML(typ="rt")
+    # No field is a date: a timestamp-looking scalar stays text (YAML 1.2 core schema
+    # has no timestamps; ruamel's 1.1 one would raise on 2001-13-45 without a line).
+    yaml.constructor.add_constructor("tag:yaml.org,2002:timestamp",
+                                     lambda constructor, node: constructor.construct_scalar(node))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            tree = yaml.load(text)
+        except ReaderError as e:
+            pos = int(e.position)
+            offset = len(text[:pos].encode("utf-8"))
+            char = e.character if isinstance(e.character, str) else chr(e.character)
+            return None, [ConfigIssue(file, _line_at(text, pos), "",
+                                      f"byte offset {offset}: character U+{ord(char):04X} is not allowed in YAML "
+                                      "(control characters such as NUL; remove it)")]
+        except MarkedYAMLError as e:
+            mark = e.problem_mark or e.context_mark
+            line = mark.line + 1 if mark is not None else None
+            what = " ".join(str(x) for x in (e.context, e.problem) if x)
+            # ruamel's duplicate-key text is long and multi-line; the first line says it all.
+            what = what.splitlines()[0] if what else "invalid YAML"
+            hint = ("each key may appear once in a mapping" if "duplicate key" in what
+                    else "check indentation and that 'key: value' pairs line up")
+            return None, [ConfigIssue(file, line, "", f"YAML syntax error: {what} ({hint})")]
+        except RecursionError:
+            return None, [ConfigIssue(file, _deepest_line(text), "",
+                                      f"nested deeper than {MAX_NESTING} levels; a case or rig file is a few levels deep")]
+        except (YAMLError, ValueError, TypeError, OverflowError) as e:
+            # A value the constructor cannot build (e.g. a malformed timestamp).
+            first = str(e).splitlines()[0] if str(e) else type(e).__name__
+            mark = getattr(e, "problem_mark", None)
+            return None, [ConfigIssue(file, mark.line + 1 if mark is not None else None, "",
+                                      f"YAML error: {first}")]
+    issues = [_warning_issue(file, w.message) for w in caught if isinstance(w.message, ReusedAnchorWarning)]
+    issues += _shape_issues(file, tree)
+    if issues:
+        return None, issues
     return Source(file, tree), []
+
+
+def _warning_issue(file: str, warning: Any) -> ConfigIssue:
+    """A reused anchor (ruamel warns and lets the later one win) as a located error.
+    The warning carries its marks only in its text: "... anchor 'a' ... line 1 ... line 5"."""
+    text = str(warning)
+    anchor = re.search(r"anchor '([^']*)'", text)
+    lines = [int(n) for n in re.findall(r", line (\d+), column", text)]
+    name = f"&{anchor.group(1)} " if anchor else ""
+    earlier = f" (first at line {lines[0]})" if len(lines) > 1 else ""
+    return ConfigIssue(file, lines[-1] if lines else None, "",
+                       f"anchor {name}defined again{earlier}; give each anchor its own name")
+
+
+def _deepest_line(text: str) -> int | None:
+    """Line where flow brackets or indentation nest deepest (where a RecursionError came from)."""
+    depth, best, best_pos = 0, -1, 0
+    for i, ch in enumerate(text):
+        if ch in "[{":
+            depth += 1
+            if depth > best:
+                best, best_pos = depth, i
+        elif ch in "]}":
+            depth -= 1
+    indent = [(len(ln) - len(ln.lstrip(" -")), n) for n, ln in enumerate(text.splitlines(), 1) if ln.strip()]
+    if indent and max(indent)[0] // 2 > best:
+        return max(indent)[1]
+    return _line_at(text, best_pos)
+
+
+def _shape_issues(file: str, tree: Any) -> list[ConfigIssue]:
+    """Keys that are not names, nesting deeper than MAX_NESTING, more than MAX_VALUES
+    values (aliases counted each time they are used): each a located issue."""
+    issues: list[ConfigIssue] = []
+    # (node, depth, path, line of the nearest key or item above it: a scalar has no line of its own)
+    stack: list[tuple[Any, int, tuple[Any, ...], int]] = [(tree, 0, (), _node_line(tree) or 1)]
+    values = 0
+    while stack:
+        node, depth, path, line = stack.pop()
+        line = _node_line(node) or line
+        values += 1
+        if values > MAX_VALUES:
+            return [ConfigIssue(file, line, dotted(path),
+                                f"the file holds more than {MAX_VALUES} values (aliases counted where used); "
+                                "a case or rig file is far smaller")]
+        if isinstance(node, (dict, list)) and depth >= MAX_NESTING:
+            return [ConfigIssue(file, line, dotted(path),
+                                f"nested deeper than {MAX_NESTING} levels; a case or rig file is a few levels deep")]
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if not isinstance(key, str):
+                    kind = "null" if key is None else type(key).__name__
+                    issues.append(ConfigIssue(file, _key_line(node, key) or line, dotted(path),
+                                              f"key {_short_repr(key)} is a {kind}; keys are field names "
+                                              "(write the key as text, e.g. in quotes)"))
+                    continue
+                stack.append((value, depth + 1, path + (key,), _key_line(node, key) or line))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1, path + (i,), _key_line(node, i) or line) for i, v in enumerate(node))
+        elif isinstance(node, (set, frozenset, bytes, bytearray)) or type(node).__name__.startswith("Tagged"):
+            issues.append(ConfigIssue(file, line, dotted(path),
+                                      f"a {type(node).__name__} value (YAML tag) is not accepted here; "
+                                      "write plain text, numbers, lists and mappings"))
+    return issues
+
+
+def _short_repr(value: Any) -> str:
+    if value is None:
+        return "null"
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "a huge integer"
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _key_line(node: Any, key: Any) -> int | None:
@@ -89,8 +214,9 @@ def line_of(tree: Any, path: Sequence[Any], aliases: dict[str, str] | None = Non
     line = _node_line(tree) or 1
     for part in path:
         key = part
-        if isinstance(node, CommentedMap) and key not in node and aliases.get(key) in node:
-            key = aliases[key]
+        alias = aliases.get(key) if isinstance(key, str) else None
+        if isinstance(node, CommentedMap) and key not in node and alias is not None and alias in node:
+            key = alias
         if isinstance(node, CommentedMap) and key in node:
             line = _key_line(node, key) or line
             node = node[key]
@@ -194,7 +320,7 @@ def pydantic_errors(err: ValidationError, model: type[BaseModel]) -> list[tuple[
         else:
             msg = e["msg"]
             if "input" in e and not isinstance(e["input"], (dict, list)):
-                msg = f"{msg} (got {e['input']!r})"
+                msg = f"{msg} (got {_short_repr(e['input'])})"
         out.append((loc, msg))
     return out
 

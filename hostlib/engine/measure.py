@@ -5,7 +5,12 @@ Counting rules (docs/metrics.md):
   throughput_sps compares directly with the requested rate_sps;
 - throughput and frames/s are measured over the window after warm-up;
 - every error counter (missing, overruns, pattern errors ...) counts over the
-  whole stream, warm-up included: nothing measured is thrown away.
+  whole stream, warm-up included: nothing measured is thrown away;
+- a counter the driver cannot know (null or absent in its stats) is "not measured":
+  the metric is left out, never reported as 0, and a threshold on it fails saying so;
+- longest_gap_s counts to the end of the window: a stream that went quiet before
+  the window closed has that silence as its gap;
+- what the simulator injected (injected_*) is reported beside what was detected.
 """
 from __future__ import annotations
 
@@ -15,6 +20,15 @@ from typing import Any
 
 from ..drivers.base import Snapshot
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
+
+# A device that sends nothing for this long mid-run (after its first frame, before its
+# end of burst) is dead or stuck: the case ends as ERROR (device) (docs/drivers.md).
+SILENCE_LIMIT_S = 1.0
+SILENCE_LIMIT_FRAMES = 10   # ... or this many frame periods, when that is longer
+
+# The simulator's own record of what it injected (sim stats), reported as metrics.
+INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",
+                 "injected_reorder_frames")
 
 def bytes_per_tick(case: Any) -> int:
     """Payload bytes of one tick: one sample on every channel."""
@@ -55,6 +69,36 @@ def cpu_busy_ticks() -> tuple[int, int] | None:
 def _num(d: dict, key: str) -> float:
     v = d.get(key, 0)
     return float(v or 0)
+
+
+def _measured(d: dict, key: str) -> float | None:
+    """A counter, or None when the driver did not measure it (null or absent)."""
+    v = d.get(key)
+    return None if v is None else float(v)
+
+
+def silence_limit_s(case: Any) -> float:
+    """How long a stream may stay silent mid-run before the device counts as dead."""
+    frame_period_s = case.samples_per_frame / float(case.rate_sps)
+    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frame_period_s)
+
+
+def silence_error(case: Any, snap: Snapshot) -> str | None:
+    """What went quiet and for how long, when a started stream has been silent longer
+    than silence_limit_s (RX: no frame received before end of burst; TX: no send
+    accepted by the device); None while the stream is alive."""
+    limit_s = silence_limit_s(case)
+    sides = []
+    if case.direction in ("rx", "loopback") and not snap.host_rx.get("eob_received"):
+        sides.append(("received no samples", snap.host_rx.get("last_frame_ns")))
+    if case.direction in ("tx", "loopback"):
+        sides.append(("accepted no samples", snap.host_tx.get("last_send_ns")))
+    for what, last_ns in sides:
+        if last_ns and snap.taken_ns - int(last_ns) > limit_s * 1e9:
+            silent_s = (snap.taken_ns - int(last_ns)) / 1e9
+            return (f"{what} for {silent_s:.2f} s mid-run (a live device is silent at most "
+                    f"{limit_s:g} s: max({SILENCE_LIMIT_S:g} s, {SILENCE_LIMIT_FRAMES} frame periods))")
+    return None
 
 
 def received_payload_bytes(case: Any, snap: Snapshot) -> float:
@@ -112,7 +156,10 @@ def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str
     }
     row["throughput_ratio"] = row["throughput_sps"] / float(case.rate_sps)
     for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
-        row[name] = _error_total(case, cur, name) - _error_total(case, prev, name)
+        # Every row has every column; a counter the driver does not measure is NaN here
+        # (the outbox leaves NaN out) and absent from the case's metrics.
+        now, before = _error_total(case, cur, name), _error_total(case, prev, name)
+        row[name] = now - before if now is not None and before is not None else float("nan")
     row["underruns"] = _num(cur.device, "underruns") - _num(prev.device, "underruns")
     return row
 
@@ -123,7 +170,7 @@ def progress_row(case: Any, row: dict[str, float], snap: Snapshot) -> dict[str, 
     the requested window, so that the live view and the verdict never disagree."""
     out = dict(row)
     for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
-        out["total_" + name] = _error_total(case, snap, name)
+        out["total_" + name] = _error_total(case, snap, name) or 0.0  # not measured: nothing to show live
     out["total_underruns"] = _num(snap.device, "underruns")
     out["total_frames"] = received_frames(case, snap) + out["total_missing_frames"]
     out["throughput_Bps"] = row["throughput_sps"] * bytes_per_tick(case)
@@ -131,11 +178,30 @@ def progress_row(case: Any, row: dict[str, float], snap: Snapshot) -> dict[str, 
     return out
 
 
-def _error_total(case: Any, snap: Snapshot, name: str) -> float:
-    """A counter summed over the host receiver and the device's own TX receiver."""
-    host = _num(snap.host_rx, name) if case.direction in ("rx", "loopback") else 0.0
-    device = _num(snap.device, "tx_" + name) if case.direction in ("tx", "loopback") else 0.0
-    return host + device
+def _error_total(case: Any, snap: Snapshot, name: str) -> float | None:
+    """A counter at the receiving end of the stream: RX, the host receiver; TX, the
+    device's own receiver (tx_<name>); loopback, both legs (a device that does not
+    report its TX leg leaves the RX leg, which sees what the TX leg lost as pattern
+    errors). None when the receiving end did not measure it."""
+    if name == "overruns" and case.direction == "tx":
+        return 0.0  # overflow is an RX event: a TX-only stream has nothing that can overflow
+    if case.direction == "tx":
+        return _measured(snap.device, "tx_" + name)
+    host = _measured(snap.host_rx, name)
+    if host is None or case.direction == "rx":
+        return host
+    device = _measured(snap.device, "tx_" + name)
+    return host + (device or 0.0)
+
+
+def longest_gap_ns(case: Any, window_end: Snapshot, final: Snapshot) -> float:
+    """The longest time without a frame, counting the silence from the last frame to
+    the end of the window (a device that stopped sending has that as its gap)."""
+    gap = _num(final.host_rx, "longest_gap_ns")
+    last = _num(window_end.host_rx, "last_frame_ns")
+    if last and not window_end.host_rx.get("eob_received"):
+        gap = max(gap, window_end.taken_ns - last)
+    return gap
 
 
 def compute_metrics(
@@ -172,7 +238,12 @@ def compute_metrics(
     m["frames_per_s"] = d_frames / window_s
     for name in ("seq_errors", "missing_frames", "dropped_samples", "duplicate_frames",
                  "reordered_frames", "malformed_frames", "pattern_errors", "overruns"):
-        m[name] = _error_total(case, final, name)
+        value = _error_total(case, final, name)
+        if value is not None:
+            m[name] = value
+    for name in INJECTED_KEYS:
+        if final.device.get(name) is not None:
+            m[name] = float(final.device[name])
     m["underruns"] = _num(final.device, "underruns")
     m["late_commands"] = _num(final.device, "late_commands")
     m["timeouts"] = _num(final.host_rx, "timeouts")
@@ -183,12 +254,13 @@ def compute_metrics(
         first = _num(final.host_rx, "first_frame_ns")
         if first:
             m["time_to_first_sample_s"] = max(first - started_ns, 0) / 1e9
-        m["longest_gap_s"] = _num(final.host_rx, "longest_gap_ns") / 1e9
+        m["longest_gap_s"] = longest_gap_ns(case, window_end, final) / 1e9
     m["host_cpu_percent"] = 100.0 * cpu_s / window_s
     if rcvbuf_errors is not None:
         m["udp_rcvbuf_errors"] = float(rcvbuf_errors)
-    lost = m["dropped_samples"]
-    m["drop_ratio"] = lost / (m["samples_received"] + lost) if (m["samples_received"] + lost) > 0 else 0.0
+    if "dropped_samples" in m:
+        lost = m["dropped_samples"]
+        m["drop_ratio"] = lost / (m["samples_received"] + lost) if (m["samples_received"] + lost) > 0 else 0.0
     # Is the rig itself the limit? Receive-thread CPU over the window, and all CPUs.
     host_side = window_end.host_rx if case.direction in ("rx", "loopback") else window_end.host_tx
     host_side0 = window_start.host_rx if case.direction in ("rx", "loopback") else window_start.host_tx
@@ -199,7 +271,7 @@ def compute_metrics(
     t0, t1 = cpu_ticks
     if t0 is not None and t1 is not None and t1[1] > t0[1]:
         m["host_cpu_busy_percent"] = 100.0 * (t1[0] - t0[0]) / (t1[1] - t0[1])
-    lossy = (m["missing_frames"] > 0 or m["overruns"] > 0 or m["underruns"] > 0
+    lossy = (m.get("missing_frames", 0) > 0 or m.get("overruns", 0) > 0 or m["underruns"] > 0
              or m["throughput_ratio"] < 0.99)
     saturated = (m.get("host_rx_cpu_percent", 0.0) >= HOST_LIMITED_RX_THREAD_PERCENT
                  or m.get("host_cpu_busy_percent", 0.0) >= HOST_LIMITED_ALL_CPUS_PERCENT)

@@ -11,7 +11,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from hostlib._exceptions import ConfigError, ConfigIssue
 from hostlib._installed import packaged_rig
-from hostlib.dsl.schema import NonEmpty, quantity
+from hostlib.dsl.schema import MAX_RATE_SPS, NonEmpty, quantity
 from hostlib.dsl.yamlsrc import line_of, load_yaml, pydantic_issues, to_plain
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -98,7 +98,7 @@ class _DeviceModel(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
     serial: NonEmpty | None = None
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
-    max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True)]
+    max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS, what=" S/s")]
     directions: list[Literal["rx", "tx", "loopback"]] = Field(default_factory=lambda: ["rx", "tx", "loopback"],
                                                                min_length=1)
     # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
@@ -150,7 +150,7 @@ class _InfluxModel(BaseModel):
     token_file: NonEmpty | None = None
     tls_verify: Annotated[bool, Field(strict=True)] = True
     ca_file: NonEmpty | None = None
-    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s")] = 10.0
+    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=3600.0)] = 10.0
     batch_lines: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 5000
 
     @model_validator(mode="after")

@@ -49,6 +49,7 @@ nlohmann::json RxStream::endpoint() const {
 }
 
 void RxStream::start() {
+  std::lock_guard<std::mutex> lock(thread_mu_);
   if (thread_.joinable()) return;
   stop_.store(false);
   thread_ = std::thread([this] { ring_ ? run_shm() : run_udp(); });
@@ -56,6 +57,7 @@ void RxStream::start() {
 
 void RxStream::stop() {
   stop_.store(true);
+  std::lock_guard<std::mutex> lock(thread_mu_);
   if (thread_.joinable()) {
     thread_cpu_done_ns_ += thread_cpu_ns(thread_);
     thread_.join();
@@ -117,7 +119,10 @@ void RxStream::run_shm() {
 
 nlohmann::json RxStream::stats() const {
   nlohmann::json s = counters_json(c_);
-  s["thread_cpu_ns"] = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
+  {
+    std::lock_guard<std::mutex> lock(thread_mu_);
+    s["thread_cpu_ns"] = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
+  }
   s["warnings"] = warnings();
   return s;
 }

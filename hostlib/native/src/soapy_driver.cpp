@@ -103,11 +103,12 @@ void SoapyRadio::start() {
   if (running_) return;
   stop_ = false;
   tx_done_ = false;
+  fault_.clear();
   // RX first, so the receiver is ready before anything is looped back.
   if (rx_ != nullptr) {
     int r = dev_->activateStream(rx_);
     if (r != 0) throw std::runtime_error(std::string("soapy: activateStream(RX): ") + SoapySDR::errToStr(r));
-    rx_thread_ = std::thread(&SoapyRadio::rx_loop, this);
+    rx_thread_ = std::thread([this] { fault_.guard("RX", [this] { rx_loop(); }); });
   }
   if (tx_ != nullptr) {
     int r = dev_->activateStream(tx_);
@@ -117,8 +118,11 @@ void SoapyRadio::start() {
       throw std::runtime_error(std::string("soapy: activateStream(TX): ") + SoapySDR::errToStr(r));
     }
     txc_.start_ns.store(now_ns());
-    tx_thread_ = std::thread(&SoapyRadio::tx_loop, this);
-    status_thread_ = std::thread(&SoapyRadio::status_loop, this);
+    tx_thread_ = std::thread([this] {
+      fault_.guard("TX", [this] { tx_loop(); });
+      tx_done_ = true;
+    });
+    status_thread_ = std::thread([this] { fault_.guard("TX status", [this] { status_loop(); }); });
   }
   running_ = true;
 }
@@ -148,8 +152,11 @@ void SoapyRadio::rx_loop() {
       case SOAPY_SDR_TIME_ERROR: bump(rxc_.late_commands); break;
       case SOAPY_SDR_CORRUPTION: bump(rxc_.malformed_frames); break;
       default:
+        // SOAPY_SDR_STREAM_ERROR, NOT_SUPPORTED, ...: the stream is broken; the case
+        // ends as ERROR (device) with this (docs/drivers.md), nothing more is read.
         bump(rxc_.other_errors);
-        sleep_for_ns(1000000);  // a broken stream must not spin a core
+        fault_.set(std::string("readStream(RX) returned ") + SoapySDR::errToStr(r) + " (" + std::to_string(r) + ")");
+        return;
     }
   }
 }
@@ -183,6 +190,7 @@ void SoapyRadio::tx_loop() {
       tick += std::uint64_t(r);
     } else if (r != SOAPY_SDR_TIMEOUT && r != 0) {
       bump(txc_.send_errors);
+      fault_.set(std::string("writeStream(TX) returned ") + SoapySDR::errToStr(r) + " (" + std::to_string(r) + ")");
       sleep_for_ns(1000000);
     }
     if (last) break;
@@ -202,6 +210,11 @@ void SoapyRadio::status_loop() {
     else if (r == SOAPY_SDR_CORRUPTION) bump(txc_.seq_errors);
     else if (r == SOAPY_SDR_TIME_ERROR) bump(txc_.late_commands);
     else if (r == SOAPY_SDR_NOT_SUPPORTED) break;
+    else if (r == SOAPY_SDR_STREAM_ERROR) {
+      fault_.set("readStreamStatus(TX) returned " + std::string(SoapySDR::errToStr(r)));
+      if (tx_done_.load()) break;
+      sleep_for_ns(10000000);  // a broken status channel must not spin a core
+    }
     if (r == 0 && (flags & SOAPY_SDR_END_BURST)) bump(txc_.bursts_acked);
     if (tx_done_.load() && r == SOAPY_SDR_TIMEOUT) break;
   }
@@ -218,8 +231,13 @@ void SoapyRadio::stop() {
   }
   if (rx_thread_.joinable()) rx_thread_.join();
   if (running_) {
-    if (tx_ != nullptr) dev_->deactivateStream(tx_);
-    if (rx_ != nullptr) dev_->deactivateStream(rx_);
+    // A device that cannot stop its stream is broken (e.g. the simulator behind
+    // driver=hilrig died): say so rather than trust what it counted.
+    for (auto [stream, what] : {std::pair{tx_, "TX"}, std::pair{rx_, "RX"}}) {
+      if (stream == nullptr) continue;
+      const int r = dev_->deactivateStream(stream);
+      if (r != 0) fault_.set(std::string("deactivateStream(") + what + ") returned " + SoapySDR::errToStr(r));
+    }
   }
   running_ = false;
 }
@@ -231,8 +249,9 @@ json SoapyRadio::stats() const {
   } catch (const std::exception& e) {
     sensors["error"] = e.what();
   }
+  const std::string fault = fault_.get();
   return {{"rx", rx_counters_json(rxc_)}, {"tx", tx_counters_json(txc_)}, {"sensors", sensors},
-          {"running", running_.load()}};
+          {"running", running_.load()}, {"device_error", fault.empty() ? json(nullptr) : json(fault)}};
 }
 
 }  // namespace hilrig

@@ -26,6 +26,7 @@ TxStream::TxStream(const StreamConfig& cfg) : cfg_(cfg) {
 TxStream::~TxStream() { stop(); }
 
 void TxStream::start() {
+  std::lock_guard<std::mutex> lock(thread_mu_);
   if (thread_.joinable()) return;
   stop_.store(false);
   thread_ = std::thread([this] { run(); });
@@ -33,6 +34,7 @@ void TxStream::start() {
 
 void TxStream::stop() {
   stop_.store(true);
+  std::lock_guard<std::mutex> lock(thread_mu_);
   if (thread_.joinable()) {
     thread_cpu_done_ns_ += thread_cpu_ns(thread_);
     thread_.join();
@@ -145,10 +147,15 @@ void TxStream::run() {
 
 nlohmann::json TxStream::stats() const {
   auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  std::uint64_t cpu_ns;
+  {
+    std::lock_guard<std::mutex> lock(thread_mu_);
+    cpu_ns = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
+  }
   return {{"frames_sent", g(c_.frames_sent)},         {"samples_sent", g(c_.samples_sent)},
           {"payload_bytes_sent", g(c_.payload_bytes_sent)}, {"send_errors", g(c_.send_errors)},
           {"start_ns", g(c_.start_ns)},               {"last_send_ns", g(c_.last_send_ns)},
-          {"thread_cpu_ns", thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_))},
+          {"thread_cpu_ns", cpu_ns},
           {"gso", sender_.gso_active()},
           {"warnings", sock_.buffer_warning().empty() ? nlohmann::json::array() : nlohmann::json::array({sock_.buffer_warning()})}};
 }

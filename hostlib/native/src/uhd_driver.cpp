@@ -28,6 +28,7 @@ struct UhdRadio::Impl {
   std::size_t rx_spp = 0, tx_spp = 0;
   RadioRxCounters rxc;
   RadioTxCounters txc;
+  DeviceFault fault;
   std::atomic<bool> stop{false}, tx_done{false}, running{false};
   std::thread rx_thread, tx_thread, async_thread;
   std::string args;
@@ -122,18 +123,22 @@ void UhdRadio::start() {
   if (p.running) return;
   p.stop = false;
   p.tx_done = false;
+  p.fault.clear();
   if (p.rx) {
     // Like benchmark_rate: several channels start together at a time in the near future.
     uhd::stream_cmd_t cmd(uhd::stream_cmd_t::STREAM_MODE_START_CONTINUOUS);
     cmd.stream_now = p.channels == 1;
     if (!cmd.stream_now) cmd.time_spec = p.usrp->get_time_now() + uhd::time_spec_t(0.05);
     p.rx->issue_stream_cmd(cmd);
-    p.rx_thread = std::thread(&Impl::rx_loop, &p);
+    p.rx_thread = std::thread([&p] { p.fault.guard("RX", [&p] { p.rx_loop(); }); });
   }
   if (p.tx) {
     p.txc.start_ns.store(now_ns());
-    p.tx_thread = std::thread(&Impl::tx_loop, &p);
-    p.async_thread = std::thread(&Impl::async_loop, &p);
+    p.tx_thread = std::thread([&p] {
+      p.fault.guard("TX", [&p] { p.tx_loop(); });
+      p.tx_done = true;  // also when the loop threw: the async thread must not wait for it
+    });
+    p.async_thread = std::thread([&p] { p.fault.guard("async messages", [&p] { p.async_loop(); }); });
   }
   p.running = true;
 }
@@ -170,7 +175,11 @@ void UhdRadio::Impl::rx_loop() {
         bump(rxc.malformed_frames);
         break;
       default:
+        // BROKEN_CHAIN, ALIGNMENT: the stream is broken; the case ends as ERROR (device)
+        // naming the code (docs/drivers.md), nothing more is read.
         bump(rxc.other_errors);
+        fault.set("recv returned " + md.strerror());
+        return;
     }
   }
   uhd::stream_cmd_t stop_cmd(uhd::stream_cmd_t::STREAM_MODE_STOP_CONTINUOUS);
@@ -241,6 +250,10 @@ void UhdRadio::stop() {
   p.running = false;
 }
 
-json UhdRadio::stats() const { return {{"rx", rx_counters_json(p_->rxc)}, {"tx", tx_counters_json(p_->txc)}, {"running", p_->running.load()}}; }
+json UhdRadio::stats() const {
+  const std::string fault = p_->fault.get();
+  return {{"rx", rx_counters_json(p_->rxc)}, {"tx", tx_counters_json(p_->txc)}, {"running", p_->running.load()},
+          {"device_error", fault.empty() ? json(nullptr) : json(fault)}};
+}
 
 }  // namespace hilrig

@@ -30,7 +30,9 @@ class SoapyRadio {
   nlohmann::json configure(const nlohmann::json& cfg);
   void start();
   void stop();  // joins the threads, deactivates and closes the streams; idempotent
-  nlohmann::json stats() const;  // {"rx": {...}, "tx": {...}, "sensors": {name: value}}
+  // {"rx": {...}, "tx": {...}, "sensors": {name: value}, "running": bool,
+  //  "device_error": null or the first fatal stream error (docs/drivers.md)}
+  nlohmann::json stats() const;
   nlohmann::json info() const;
 
  private:
@@ -53,7 +55,7 @@ class SoapyRadio {
   std::atomic<bool> stop_{false}, tx_done_{false};
   std::thread rx_thread_, tx_thread_, status_thread_;
   std::atomic<bool> running_{false};
-  std::string rx_error_, tx_error_;
+  DeviceFault fault_;
 };
 
 }  // namespace hilrig

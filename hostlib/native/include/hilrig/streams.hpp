@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,7 @@ class RxStream {
   RxCounters c_;
   std::string error_;
   std::uint64_t thread_cpu_done_ns_ = 0;  // CPU time of finished receive threads
+  mutable std::mutex thread_mu_;           // stop() joins thread_ while stats() may read its CPU clock
 };
 
 // CPU time (ns) a running std::thread has used, 0 if it is not running.
@@ -77,6 +79,7 @@ class TxStream {
   std::atomic<bool> stop_{false};
   TxCounters c_;
   std::uint64_t thread_cpu_done_ns_ = 0;
+  mutable std::mutex thread_mu_;  // stop() joins thread_ while stats() may read its CPU clock
 };
 
 }  // namespace hilrig
