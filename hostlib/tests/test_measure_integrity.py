@@ -97,3 +97,21 @@ def test_fault_placement_rule(faults, run_s, rate, spf, fits, most):
         # The run length the message proposes holds them all.
         longer = fault_fit(faults, rate_sps=rate, samples_per_frame=spf, run_s=fit.frames_needed * spf / rate)
         assert longer.fits
+
+
+@pytest.mark.parametrize("faults", [
+    {"drop_frames": 1}, {"drop_frames": 3, "corrupt_samples": 20}, {"duplicate_frames": 7, "reorder_frames": 9},
+    {"corrupt_samples": 17}, {"drop_frames": 40, "duplicate_frames": 2, "reorder_frames": 5, "corrupt_samples": 3},
+])
+@pytest.mark.parametrize("frame_bytes", [48 + 4 * 5, 8000])
+def test_the_python_fault_rule_is_the_simulators(faults, frame_bytes):
+    """fault_fit (validation) states the placement rule of the core's FaultPlan (without a
+    window): the same faulted frames, and a run needs exactly up to its last fault's successor."""
+    from hostlib.transports import complete_config, native
+
+    cfg = complete_config({"frame_bytes": frame_bytes, "transport": {"kind": "udp"}, "faults": faults}, sim=True)
+    cap = native().fault_capacity(cfg)
+    spf = (frame_bytes - 48) // 4
+    fit = fault_fit(faults, rate_sps=1e6, samples_per_frame=spf, run_s=1.0)
+    assert fit.faulted_frames == cap["slots_needed"]
+    assert fit.frames_needed == cap["last_seq"] + 1

@@ -220,7 +220,7 @@ SimConfig sim_config_from_json(const json& j, const std::string& where) {
   c.stream = stream_config_from_json(j, where);
   c.master_clock_hz = get_number(j, "master_clock_hz", where);
   if (!(c.master_clock_hz > 0) || !std::isfinite(c.master_clock_hz)) bad(where + ".master_clock_hz", "must be > 0");
-  c.fifo_frames = std::uint32_t(get_uint(j, "fifo_frames", 1, 1u << 20, where));
+  c.fifo_frames = std::uint32_t(get_uint(j, "fifo_frames", 1, defaults::kFifoMaxFrames, where));
   c.faults = faults_from_json(need(j, "faults", where), where + ".faults");
   return c;
 }

@@ -26,6 +26,7 @@ inline constexpr std::uint32_t kRingMinSlots = 16, kRingMaxSlots = 65536;  // ..
 // overflows within a second when the host cannot keep up); at least kFifoMinFrames.
 inline constexpr std::uint64_t kFifoBytes = 128ull << 20;
 inline constexpr std::uint32_t kFifoMinFrames = 16;
+inline constexpr std::uint32_t kFifoMaxFrames = 1u << 20;  // the most the simulator accepts (fifo_frames)
 inline constexpr double kRateSps = 10e6;
 inline constexpr double kMasterClockHz = 200e6;
 inline constexpr const char* kHost = "127.0.0.1";
@@ -37,7 +38,7 @@ constexpr std::uint32_t ring_slots(std::uint32_t frame_bytes) {
 }
 constexpr std::uint32_t fifo_frames(std::uint32_t frame_bytes) {
   const std::uint64_t f = kFifoBytes / (frame_bytes ? frame_bytes : 1);
-  return std::uint32_t(f < kFifoMinFrames ? kFifoMinFrames : f);
+  return std::uint32_t(f < kFifoMinFrames ? kFifoMinFrames : f > kFifoMaxFrames ? kFifoMaxFrames : f);
 }
 }  // namespace defaults
 
