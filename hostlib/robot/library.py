@@ -33,6 +33,7 @@ from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from .._exceptions import ConfigError, HilrigError
+from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
 from ..selection import Selection, case_tags
@@ -233,8 +234,11 @@ class HilrigLibrary:
         verdict = result.verdict
         builtin.set_test_metadata("verdict", verdict.label)
         builtin.set_test_metadata("run_id", result.run_id)
-        for name, value in result.metrics.items():
-            builtin.set_test_metadata(name, format_metric(name, value))
+        # The key metrics only (every metric is in the evidence and the outbox): the test's
+        # header in log.html stays short, the case's view below it shows them first.
+        for name in KEY_METRICS:
+            if name in result.metrics:
+                builtin.set_test_metadata(name, format_metric(name, result.metrics[name]))
         summary = message_line(result)
         builtin.set_test_message(summary)
         tags = [verdict.tag] + ([f"error:{result.kind.value}"] if result.kind else [])
