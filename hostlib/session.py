@@ -152,7 +152,7 @@ class RunSession:
                      for label, target in self.report_links.items()}
             self.report_path = write_run_report(self.evidence.path, out, links=links)
         except Exception as exc:  # any problem of the report (templates, plots, disk) is only the report's
-            log.exception("run %s: the HTML report was not written", self.run_id)
+            log.debug("run %s: the HTML report was not written", self.run_id, exc_info=True)
             self.report_problem = f"{type(exc).__name__}: {exc}"
             self.say(f"hilrig report: not written ({self.report_problem}); "
                      f"`hilrig report {self.run_id}` retries it from the evidence")

@@ -89,7 +89,9 @@ def stream_config(case: Any) -> dict[str, Any]:
     """The native stream config of a case (docs/architecture.md "Stream config"),
     complete, shared by the host streams and the simulator's `configure`."""
     t = case.transport
-    cfg = {k: v for k, v in default_sim_config(t.kind, t.frame_bytes).items() if k in _STREAM_KEYS}
+    # The core gives defaults per udp/shm; a usb case's transport is the driver's (drivers/usb.py).
+    cfg = {k: v for k, v in default_sim_config(t.kind if t.kind in ("udp", "shm") else "shm", t.frame_bytes).items()
+           if k in _STREAM_KEYS}
     cfg.update({
         "direction": case.direction,
         "channels": int(case.channels),

@@ -32,7 +32,9 @@ struct UsbStream {
     if (t.value("kind", std::string()) != "usb")
       throw std::invalid_argument("UsbStream config: transport.kind must be \"usb\", got " + t.value("kind", std::string("nothing")));
     json rest = config;
-    rest["transport"] = {{"kind", "shm"}};  // the frame geometry is checked without a socket/ring limit
+    // The frame geometry is checked without a socket/ring limit: a placeholder shm transport,
+    // complete as the core's config parser requires (path and slots are not used).
+    rest["transport"] = {{"kind", "shm"}, {"path", ""}, {"slots", 2}};
     const hilrig::StreamConfig cfg = hilrig::parse_stream_config(rest);
     const hilrig::UsbLinkConfig link = hilrig::parse_usb_link(t);
     std::unique_ptr<hilrig::UsbBackend> backend;
