@@ -84,12 +84,9 @@ gr-blocks:
 
 run: build
 	@mkdir -p $(ROBOT_OUT)
-	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir $(ROBOT_OUT) testcases/ ; rc=$$?; \
-	echo; echo "Robot log:    $(ROBOT_OUT)/log.html"; \
-	echo "Robot report: $(ROBOT_OUT)/report.html"; \
-	echo "Results:      results/outbox/ (line protocol), results/evidence/ (JSON per run)"; \
-	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=$$((rc ? rc : 1)); \
-	exit $$rc
+	@# The run session prints the tally, the outbox and evidence files and `hilrig report: <html>`
+	@# (written at the run's end), then Robot its output.xml, log.html and report.html: each path once.
+	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir $(ROBOT_OUT) testcases/
 
 # Transport benchmark: rig vs iperf3 / memcpy / Python mmap in one table
 # (docs/performance.md). BENCH_LONG=1 for the issue's full 10 s windows.
@@ -132,7 +129,6 @@ NIGHTS ?= 30
 nightly: build
 	@mkdir -p results/nightly
 	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly --variable REQUIRE_DEVICES:true testcases/ ; rc=$$?; \
-	$(VENV)/bin/hilrig report --rig $(RIG) --last || rc=1; \
 	$(VENV)/bin/hilrig trends --rig $(RIG) --nights $(NIGHTS) || rc=1; \
 	exit $$rc
 

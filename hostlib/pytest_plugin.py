@@ -15,6 +15,8 @@ same test names, same outbox/evidence/InfluxDB results.
 * Verdicts: PASS and PASS (marginal) pass (marginal ones are listed at the end),
   FAIL fails and ERROR is a pytest error, both with the one-line summary, SKIP skips. A run in which no
   case executed exits 5 (pytest's "no tests collected", hilrig's "nothing tested").
+* At the end: the tally, the outbox and evidence files and the HTML run report
+  (`hilrig report: results/reports/<run_id>.html`), written by the run session.
 """
 from __future__ import annotations
 
@@ -166,7 +168,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         run.finish()  # no waiting on a server after Ctrl-C; the next run ships it
     else:
-        run.close()  # evidence, run row, release, ship
+        run.close()  # evidence, run row, release, HTML report, ship
     if run.nothing_tested and exitstatus == pytest.ExitCode.OK:
         session.exitstatus = EXIT_NOTHING_TESTED
 
@@ -181,5 +183,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(f"{result.verdict.label}: {result.case.test_name}: {message_line(result)}")
     terminalreporter.write_line(f"hilrig: {run.tally()}")
     terminalreporter.write_line(f"hilrig results: {run.result_paths()}")
+    if run.report_line():
+        terminalreporter.write_line(run.report_line())
     if run.nothing_tested:
         terminalreporter.write_line(run.nothing_tested_reason(), red=True)

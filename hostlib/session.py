@@ -9,8 +9,9 @@ Opening a run takes a run id, holds the run's outbox file (the shipper leaves it
 alone until the run ends) and starts the evidence file. Every case result is on
 disk before `run()` returns, so a killed run loses nothing it measured. Leaving
 the `with` block stamps the evidence, appends the `hilrig_run` summary row,
-releases the outbox file and, unless the run was interrupted, ships the outbox
-(shipping never changes a verdict).
+releases the outbox file, writes the HTML run report (hostlib.reports) and, unless
+the run was interrupted, ships the outbox. Neither the report nor shipping ever
+changes a verdict or loses a result: a problem with either is printed and the run goes on.
 
 Trust: a run that executed nothing (no case selected, or every case SKIPped) has
 `nothing_tested` set and exit code 5; with `require_devices` (the option, or the
@@ -20,6 +21,7 @@ attached is an ERROR (device), not a SKIP.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -69,6 +71,11 @@ class RunSession:
         self.wall_s = 0.0
         self._lock = None
         self._finished = False
+        self.report_path: Path | None = None   # the HTML run report, once written
+        self.report_problem: str | None = None  # why it was not written
+        # Other files the report links to, by label (e.g. {"Robot log": Path(".../log.html")}):
+        # the front-end sets them before the run ends; the report links them relative to itself.
+        self.report_links: dict[str, Path] = {}
 
     # ------------------------------------------------------------------ life cycle
 
@@ -106,7 +113,8 @@ class RunSession:
             self.say(line)
 
     def finish(self) -> None:
-        """Stamp the evidence, append the run row, release the outbox file. Idempotent."""
+        """Stamp the evidence, append the run row, release the outbox file, write the HTML
+        report. Idempotent."""
         if self._finished or self.run_id is None:
             return
         self._finished = True
@@ -122,6 +130,38 @@ class RunSession:
                         self.say(f"hilrig results: {exc}")
         finally:
             self._lock.release()
+        if self.results and self.evidence.path.is_file():
+            self.write_report()
+
+    # A run this big says that its report takes a moment (one plot per case, ~0.1 s each).
+    SLOW_REPORT_CASES = 50
+
+    def write_report(self) -> Path | None:
+        """Write the HTML run report of the finished evidence file; its path, or None with
+        `report_problem` set and printed. Never raises: the verdicts and results stand."""
+        n = len(self.results)
+        if n >= self.SLOW_REPORT_CASES:
+            self.say(f"hilrig report: writing the HTML report of {n} cases (a plot each) ...")
+        t0 = time.monotonic()
+        try:
+            from .reports import write_run_report
+            from .reports.html import default_report_path
+
+            out = default_report_path(self.evidence.path, self.run_id)
+            links = {label: os.path.relpath(Path(target).resolve(), out.parent)
+                     for label, target in self.report_links.items()}
+            self.report_path = write_run_report(self.evidence.path, out, links=links)
+        except Exception as exc:  # any problem of the report (templates, plots, disk) is only the report's
+            log.debug("run %s: the HTML report was not written", self.run_id, exc_info=True)
+            self.report_problem = f"{type(exc).__name__}: {exc}"
+            self.say(f"hilrig report: not written ({self.report_problem}); "
+                     f"`hilrig report {self.run_id}` retries it from the evidence")
+            return None
+        took_s = time.monotonic() - t0
+        log.info("run %s: HTML report %s written in %.1f s", self.run_id, self.report_path, took_s)
+        if took_s > 5:
+            self.say(f"hilrig report: the HTML report took {took_s:.0f} s")
+        return self.report_path
 
     def _append_run_row(self) -> None:
         self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "",
@@ -225,3 +265,8 @@ class RunSession:
         if self.run_id is None:
             return "no results written"
         return f"{self.outbox.file_for(self.run_id)} (outbox), {self.evidence.path} (evidence)"
+
+    def report_line(self) -> str | None:
+        """'hilrig report: <path>' once the run's HTML report is written (None before, when the
+        run wrote no result, or when it failed: write_report said why). Printed after the result paths."""
+        return f"hilrig report: {self.report_path}" if self.report_path is not None else None

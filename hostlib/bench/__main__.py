@@ -357,8 +357,8 @@ def main() -> int:
             f"{native_sps / 1e6:7.2f} MS/s", f"{soapy_sps / native_sps:.2f}" if native_sps else "n/a")
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
-        for r in gnuradio_rows(window_s, repeats):
-            add(*r)
+        for r, data in gnuradio_rows(window_s, repeats):
+            add(*r, data=data)
     if "usb" in only:
         # The host engine over the simulated USB links (in-process device, bus model).
         B210_MAX_BPS = 245.76e6  # 61.44 MS/s sc16
@@ -367,15 +367,21 @@ def main() -> int:
         add("USB engine, sim usb3 link, rx+tx" + ("" if u3["ok"] else " (ERRORS!)"), "64 KiB x 16",
             f"{both / 1e6:6.1f} MB/s (rx {u3['rx_Bps'] / 1e6:.1f} + tx {u3['tx_Bps'] / 1e6:.1f})",
             f"{u3['cpu_percent']:.0f}", "2 x B210 max", f"{2 * B210_MAX_BPS / 1e6:.2f} MB/s",
-            f"{both / (2 * B210_MAX_BPS):.2f}")
+            f"{both / (2 * B210_MAX_BPS):.2f}",
+            data=BenchRow("USB engine, sim usb3 link, rx+tx", 64 * 1024, both, None, u3["cpu_percent"],
+                          "2 x B210 max", 2 * B210_MAX_BPS, None, both / (2 * B210_MAX_BPS)))
         b210 = usb_link.run("usb3", "rx", 64 * 1024, 16, window_s, rate_sps=B210_MAX_BPS / 4, fifo_bytes=1 << 20)
         add("USB engine, sim usb3 link, rx at B210 max" + ("" if b210["ok"] else " (ERRORS!)"), "64 KiB x 16",
             f"{b210['rx_Bps'] / 1e6:6.1f} MB/s", f"{b210['cpu_percent']:.0f}", "target: CPU <= 25 %",
-            f"{B210_MAX_BPS / 1e6:.2f} MB/s", f"{b210['rx_Bps'] / B210_MAX_BPS:.2f}")
+            f"{B210_MAX_BPS / 1e6:.2f} MB/s", f"{b210['rx_Bps'] / B210_MAX_BPS:.2f}",
+            data=BenchRow("USB engine, sim usb3 link, rx at B210 max", 64 * 1024, b210["rx_Bps"], None,
+                          b210["cpu_percent"], "B210 max", B210_MAX_BPS, None, b210["rx_Bps"] / B210_MAX_BPS))
         u2 = usb_link.run("usb2", "rx", 16 * 1024, 16, window_s)
         add("USB engine, sim usb2 link, rx" + ("" if u2["ok"] else " (ERRORS!)"), "16 KiB x 16",
             f"{u2['rx_Bps'] / 1e6:6.1f} MB/s", f"{u2['cpu_percent']:.0f}", "USB 2 bus ceiling", "53.25 MB/s",
-            f"{u2['rx_Bps'] / 53.248e6:.2f}")
+            f"{u2['rx_Bps'] / 53.248e6:.2f}",
+            data=BenchRow("USB engine, sim usb2 link, rx", 16 * 1024, u2["rx_Bps"], None, u2["cpu_percent"],
+                          "USB 2 bus ceiling", 53.248e6, None, u2["rx_Bps"] / 53.248e6))
         # The libusb path against umockdev's emulated board: umockdev is the ceiling (docs/usb.md).
         for transfer_bytes, transfers in ((16 * 1024, 16), (256 * 1024, 16)):
             u = usb_umockdev.run(transfer_bytes, transfers, window_s * 2)
@@ -387,7 +393,9 @@ def main() -> int:
             add("USB libusb via umockdev, checked" + ("" if ok else " (ERRORS!)"),
                 f"{transfer_bytes // 1024} KiB x {transfers}",
                 f"{u['bytes_per_s'] / 1e6:6.1f} MB/s {u['transfers_per_s']:6.0f} transfers/s",
-                f"{u['process_cpu_percent']:.0f}", "umockdev is the ceiling", "-", "-")
+                f"{u['process_cpu_percent']:.0f}", "umockdev is the ceiling", "-", "-",
+                data=BenchRow("USB libusb via umockdev, checked", transfer_bytes, u["bytes_per_s"], None,
+                              u["process_cpu_percent"], "umockdev is the ceiling"))
     for r in rows:
         table.add_row(*r)
     out = Console(width=200)

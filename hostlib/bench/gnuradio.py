@@ -13,6 +13,8 @@ import statistics
 import time
 from typing import Any, Callable
 
+from .record import BenchRow
+
 ITEM_BYTES = 4            # sc16
 FRAME_BYTES = 8000
 
@@ -148,20 +150,30 @@ def _zero_loss_sps(receiver: str, window_s: float, ceiling_sps: float, steps: in
     return lo
 
 
-def rows(window_s: float, repeats: int) -> list[tuple]:
-    """(row, size, rig, rig CPU %, peer, peer, ratio) rows for the bench table."""
+def rows(window_s: float, repeats: int) -> list[tuple[tuple, BenchRow]]:
+    """(row, size, rig, rig CPU %, peer, peer, ratio) for the bench table, each with its
+    BenchRow (the same figures as numbers, trended as hilrig_bench)."""
     n = 50_000_000 if window_s >= 10 else 20_000_000
-    out: list[tuple] = []
+    out: list[tuple[tuple, BenchRow]] = []
     copy_r = _median_of(_copy_chain, n, repeats)
     shm_r = _median_of(_shm_chain, n, repeats)
-    out.append(("GR rig_source shm -> pattern_check", f"{FRAME_BYTES} B", _fmt(shm_r), "-",
-                "null_source->copy->null_sink", _fmt(copy_r), f"{shm_r[0] / copy_r[0]:.2f}"))
+    label, peer_label = "GR rig_source shm -> pattern_check", "null_source->copy->null_sink"
+    out.append(((label, f"{FRAME_BYTES} B", _fmt(shm_r), "-", peer_label, _fmt(copy_r), f"{shm_r[0] / copy_r[0]:.2f}"),
+                BenchRow(label, FRAME_BYTES, shm_r[0] * ITEM_BYTES, shm_r[0] * ITEM_BYTES / FRAME_BYTES, None,
+                         peer_label, copy_r[0] * ITEM_BYTES, None, shm_r[0] / copy_r[0])))
     chk_r = _median_of(_check_chain, n, repeats)
-    out.append(("GR pattern_source -> pattern_check", f"{ITEM_BYTES} B items",
-                f"{chk_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", "-", "null_source->copy->null_sink",
-                f"{copy_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", f"{chk_r[0] / copy_r[0]:.2f}"))
+    label = "GR pattern_source -> pattern_check"
+    out.append(((label, f"{ITEM_BYTES} B items", f"{chk_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", "-", peer_label,
+                 f"{copy_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", f"{chk_r[0] / copy_r[0]:.2f}"),
+                BenchRow(label, ITEM_BYTES, chk_r[0] * ITEM_BYTES, None, None, peer_label, copy_r[0] * ITEM_BYTES,
+                         None, chk_r[0] / copy_r[0])))
     rig = _zero_loss_sps("rig_source", window_s, 100e6)
     peer = _zero_loss_sps("udp_source", window_s, 100e6)
-    out.append(("GR UDP zero-loss from hilrig-sim", f"{FRAME_BYTES} B", f"{rig / 1e6:7.1f} MS/s", "-",
-                "network.udp_source", f"{peer / 1e6:7.1f} MS/s", f"{rig / peer:.2f}" if peer else "n/a"))
+    label = "GR UDP zero-loss from hilrig-sim"
+    # sc16, one channel: ITEM_BYTES per sample; frames of FRAME_BYTES payload.
+    out.append(((label, f"{FRAME_BYTES} B", f"{rig / 1e6:7.1f} MS/s", "-", "network.udp_source",
+                 f"{peer / 1e6:7.1f} MS/s", f"{rig / peer:.2f}" if peer else "n/a"),
+                BenchRow(label, FRAME_BYTES, rig * ITEM_BYTES, rig * ITEM_BYTES / FRAME_BYTES, None,
+                         "network.udp_source", peer * ITEM_BYTES, peer * ITEM_BYTES / FRAME_BYTES,
+                         rig / peer if peer else None)))
     return out

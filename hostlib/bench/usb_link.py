@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from ..transports import native
+from ..transports import complete_config, native
 
 FRAME_BYTES = 8192
 
@@ -14,9 +14,12 @@ FRAME_BYTES = 8192
 def run(link: str, direction: str, transfer_bytes: int, transfers: int, seconds: float,
         rate_sps: float = 1e6, fifo_bytes: int = 0) -> dict:
     """fifo_bytes 0: the device streams as fast as the bus; else at rate_sps (sc16) through that FIFO."""
-    stream = native().UsbStream({"direction": direction, "frame_bytes": FRAME_BYTES, "rate_sps": rate_sps,
-                                 "transport": {"kind": "usb", "link": link, "transfer_bytes": transfer_bytes,
-                                               "transfers": transfers, "fifo_bytes": fifo_bytes}})
+    # The core takes complete stream configs: its defaults (channels, sample format, pattern ...)
+    # under the keys named here, with the usb transport in place of the default one.
+    cfg = complete_config({"direction": direction, "frame_bytes": FRAME_BYTES, "rate_sps": rate_sps})
+    cfg["transport"] = {"kind": "usb", "link": link, "transfer_bytes": transfer_bytes, "transfers": transfers,
+                        "fifo_bytes": fifo_bytes}
+    stream = native().UsbStream(cfg)
     stream.start()
     time.sleep(0.3)  # warm-up
     a, t0 = stream.stats(), time.monotonic()

@@ -35,10 +35,13 @@ def _point(transfer_bytes: int, transfers: int, seconds: float) -> dict:
     import _usb_mock
 
     from hostlib import _native
+    from hostlib.transports import complete_config
     board = _usb_mock.BulkDevice()
-    stream = _native.UsbStream({"direction": "rx", "frame_bytes": FRAME_BYTES, "rate_sps": 1e6,
-                                "transport": {"kind": "usb", "transfer_bytes": transfer_bytes, "transfers": transfers,
-                                              "device": {"vid_pid": "1209:4852"}}})
+    # A complete stream config (the core's defaults) with the usb transport in place of the default one.
+    cfg = complete_config({"direction": "rx", "frame_bytes": FRAME_BYTES, "rate_sps": 1e6})
+    cfg["transport"] = {"kind": "usb", "transfer_bytes": transfer_bytes, "transfers": transfers,
+                        "device": {"vid_pid": "1209:4852"}}
+    stream = _native.UsbStream(cfg)
     cpu0 = time.process_time()
     stream.start()
     time.sleep(0.2)  # warm-up

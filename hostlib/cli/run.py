@@ -89,8 +89,11 @@ def run_command(args) -> int:
             finally:
                 live.stop()
             console.print(render_verdict(result))
-        console.print(Text(session.tally(), style="bold"))
-        console.print(Text(f"results: {session.result_paths()}"), highlight=False)
+    # After the session closed: the evidence is final and the HTML report written from it.
+    console.print(Text(session.tally(), style="bold"))
+    console.print(Text(f"results: {session.result_paths()}"), highlight=False)
+    if session.report_line():
+        console.print(Text(session.report_line()), highlight=False, soft_wrap=True)
     if session.nothing_tested:
         console.print(Text(session.nothing_tested_reason(), style=_STYLE[Verdict.FAIL]))
     return session.exit_code

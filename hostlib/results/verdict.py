@@ -183,25 +183,3 @@ def verdict_text(result: CaseResult, width: int = 120) -> str:
     buf = io.StringIO()
     Console(file=buf, width=width, color_system=None, force_terminal=False).print(render_verdict(result))
     return buf.getvalue()
-
-
-def html_tables(result: CaseResult) -> str:
-    """The metrics and threshold tables as HTML for Robot's log."""
-    from html import escape
-
-    def table(headers, rows):
-        head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-        body = "".join("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-        return f'<table border="1" style="border-collapse:collapse"><tr>{head}</tr>{body}</table>'
-
-    parts = [f"<b>{escape(message_line(result))}</b>"]
-    if result.thresholds:
-        parts.append(table(["threshold", "measured", "limit", "margin", "result"], threshold_rows(result)))
-    if result.metrics:
-        rows = [(name, format_metric(name, value), _raw(value)) for name, value in result.metrics.items()]
-        parts.append(table(["metric", "value", "raw"], rows))
-    return "<br>".join(parts)
-
-
-def _raw(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)

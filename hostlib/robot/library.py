@@ -33,7 +33,7 @@ from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from .._exceptions import ConfigError, HilrigError
-from ..results import html_tables
+from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
 from ..selection import Selection, case_tags
@@ -110,6 +110,7 @@ class HilrigLibrary:
         self._last_test_id: str | None = None
         self._last_suite_id: str | None = None
         self._selection = Selection()
+        self._logged_result: CaseResult | None = None  # the running test's, logged at its end
 
     # ---------------------------------------------------------------- listener v3
 
@@ -178,6 +179,11 @@ class HilrigLibrary:
             suite.tests = chosen
 
     def end_test(self, data, result) -> None:
+        case_result, self._logged_result = self._logged_result, None
+        if case_result is not None:
+            # Logged by the listener at the test's end, Robot puts it in the test's own body:
+            # visible when the test is opened, not inside the collapsed `Run Hilrig Case`.
+            _log_case(case_result)
         if data.id != self._last_test_id or self.session is None:
             return
         if self.session.nothing_tested:
@@ -188,11 +194,17 @@ class HilrigLibrary:
         if data.id != self._last_suite_id or self.session is None:
             return
         session, self.session = self.session, None
-        session.close()  # evidence, run row, release, ship (printed by `say`)
+        log_file = _variable("LOG FILE", "NONE")
+        if str(log_file).upper() != "NONE":  # the run report links Robot's log.html
+            session.report_links["Robot log"] = Path(str(log_file))
+        session.close()  # evidence, run row, release, HTML report, ship (printed by `say`)
         if session.results:
             result.metadata["hilrig evidence"] = str(session.evidence.path)
             result.metadata["hilrig outbox"] = str(session.outbox.file_for(session.run_id))
-        logger.console(f"hilrig: {session.tally()}\nhilrig results: {session.result_paths()}")
+        if session.report_path is not None:  # Robot renders [target|text] metadata as a link
+            result.metadata["hilrig report"] = f"[{session.report_path.resolve().as_uri()}|{session.report_path.name}]"
+        logger.console(f"hilrig: {session.tally()}\nhilrig results: {session.result_paths()}"
+                       + (f"\n{session.report_line()}" if session.report_line() else ""))
 
     # ---------------------------------------------------------------- keywords
 
@@ -212,6 +224,7 @@ class HilrigLibrary:
         if self.session is None:
             raise AssertionError("the hilrig run is not open (was the library imported as a listener?)")
         result = self.session.run(CASES[int(index)])
+        self._logged_result = result
         self._report(result)
 
     # ---------------------------------------------------------------- helpers
@@ -221,9 +234,11 @@ class HilrigLibrary:
         verdict = result.verdict
         builtin.set_test_metadata("verdict", verdict.label)
         builtin.set_test_metadata("run_id", result.run_id)
-        for name, value in result.metrics.items():
-            builtin.set_test_metadata(name, format_metric(name, value))
-        logger.info(html_tables(result), html=True)
+        # The key metrics only (every metric is in the evidence and the outbox): the test's
+        # header in log.html stays short, the case's view below it shows them first.
+        for name in KEY_METRICS:
+            if name in result.metrics:
+                builtin.set_test_metadata(name, format_metric(name, result.metrics[name]))
         summary = message_line(result)
         builtin.set_test_message(summary)
         tags = [verdict.tag] + ([f"error:{result.kind.value}"] if result.kind else [])
@@ -233,6 +248,17 @@ class HilrigLibrary:
         if verdict is Verdict.SKIP:
             builtin.skip(summary)
         raise AssertionError(summary)
+
+
+def _log_case(result: CaseResult) -> None:
+    """The case in log.html: key metrics, thresholds, per-second plot (hostlib.reports)."""
+    from ..reports import case_log_html
+
+    try:
+        logger.info(case_log_html(result), html=True)
+    except Exception as exc:  # the log's view of a case never changes its verdict
+        logger.warn(f"hilrig: the case's HTML view failed ({type(exc).__name__}: {exc}); "
+                    f"the result is in the evidence file")
 
 
 def _suites(root):

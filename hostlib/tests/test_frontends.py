@@ -95,6 +95,17 @@ def outbox(lab: Path) -> dict[str, str]:
     return out
 
 
+def assert_run_report(lab: Path, console: str) -> Path:
+    """The run left its HTML report (results/reports/<run_id>.html beside the evidence) and
+    printed its path on the console."""
+    (evidence,) = (lab / "out" / "evidence").glob("*.json")
+    report = (lab / "out" / "reports" / f"{evidence.stem}.html").resolve()
+    assert report.is_file(), sorted((lab / "out").rglob("*"))
+    assert f"hilrig report: {report}" in console, console[-2000:]
+    assert evidence.stem in report.read_text()
+    return report
+
+
 # --------------------------------------------------------------------------- CLI
 
 def hilrig(lab: Path, *args: str) -> subprocess.CompletedProcess:
@@ -108,6 +119,7 @@ def test_cli_selection_verdicts_and_exit_codes(lab):
     assert outbox(lab).keys() == {SWEEP_POINT, "<run>"}
     assert SWEEP_POINT in run.stdout  # the name with its brackets, not eaten as markup
     assert "1 PASS, 0 MARGINAL, 0 FAIL, 0 ERROR, 0 SKIP" in run.stdout
+    assert_run_report(lab, run.stdout)
 
     shutil.rmtree(lab / "out")
     run = hilrig(lab, "--rig", "rig.yaml", "-i", "smoke OR reference OR quality", "--exclude", "reference",
@@ -163,19 +175,40 @@ def robot_run(lab: Path, *variables: str, suite: Path | None = None, **options):
 
     shutil.rmtree(lab / "out", ignore_errors=True)
     console = io.StringIO()
+    options = {"log": "NONE", "report": "NONE", **options}
     rc = robot.run(str(suite or lab / "cases"), outputdir=str(lab / "robot"), variable=list(variables),
-                   stdout=console, stderr=console, console="verbose", log="NONE", report="NONE", **options)
+                   stdout=console, stderr=console, console="verbose", **options)
     result = ExecutionResult(str(lab / "robot" / "output.xml"))
     tests = {t.name: t for t in result.suite.all_tests}
     tags = {s.name: (s.passed, s.failed, s.skipped) for s in result.statistics.tags}
     return rc, tests, tags, console.getvalue()
 
 
-def test_robot_thin_suite_selection_marginal_and_error(lab):
+def html_messages(test) -> list[str]:
+    """The HTML messages logged in the test's own body (not inside a keyword)."""
+    return [m.message for m in test.body if getattr(m, "type", "") == "MESSAGE" and m.html]
+
+
+def test_robot_thin_suite_selection_marginal_and_error(lab, capfd):
+    from robot.api import ExecutionResult
+
     shutil.copy(REPO / "testcases" / "hilrig.robot", lab / "cases" / "hilrig.robot")
     rig = f"RIG:{lab / 'rig.yaml'}"
-    rc, tests, _, console = robot_run(lab, rig, f"CASE:{SWEEP_POINT}")
+    rc, tests, _, console = robot_run(lab, rig, f"CASE:{SWEEP_POINT}", log="log.html")
     assert rc == 0 and list(tests) == [SWEEP_POINT], console
+    # The run report: written, its path on the console (logger.console writes to the real
+    # stdout) and linked from report.html through the suite's metadata.
+    report = assert_run_report(lab, capfd.readouterr().out)
+    root = ExecutionResult(str(lab / "robot" / "output.xml")).suite
+    links = [s.metadata["hilrig report"] for s in [root, *root.suites] if "hilrig report" in s.metadata]
+    assert links == [f"[{report.as_uri()}|{report.name}]"]
+    assert 'href="../../robot/log.html"' in report.read_text()  # the report links Robot's log
+    # log.html: the case's view (key metrics, thresholds, per-second plot when it ran 2 s or more)
+    # is a message in the test's own body, not inside the collapsed keyword.
+    (fragment,) = html_messages(tests[SWEEP_POINT])
+    assert '<table class="key-metrics"' in fragment and 'data-verdict="PASS"' in fragment
+    assert '<td data-metric="throughput_sps">' in fragment
+    assert (lab / "robot" / "log.html").is_file()
 
     # Robot's own --exclude and the EXCLUDE variable both apply to the expanded cases.
     rc, tests, tags, console = robot_run(lab, rig, "TAG:smokeORreferenceORquality", "EXCLUDE:broken",
@@ -234,6 +267,7 @@ def test_pytest_selection_marginal_and_error(lab):
     one = pytest_run(lab, "--rig", "rig.yaml", f"cases/sweep.yaml::{SWEEP_POINT}")
     assert one.returncode == 0 and "1 passed" in one.stdout, one.stdout
     assert outbox(lab).keys() == {SWEEP_POINT, "<run>"}
+    assert_run_report(lab, one.stdout)
     case = pytest_run(lab, "--rig", "rig.yaml", "--case", SWEEP_POINT, "cases")
     assert case.returncode == 0 and "1 passed" in case.stdout, case.stdout
 

@@ -1,7 +1,7 @@
 """The HTML report and Robot's log.html of a real run, opened in headless Chromium.
 
 A real Robot run on the simulator rig (a 5 x 2 UDP sweep and a case with injected
-drops that FAILs), then `hilrig report --last`; Debian's chromium driven by
+drops that FAILs) that writes its HTML report at its end; Debian's chromium driven by
 Playwright (executable_path: Playwright cannot download its own browser here).
 The screenshots are kept as test artifacts in results/test-artifacts/.
 """
@@ -75,15 +75,14 @@ def real_run(tmp_path_factory):
           evidence: {tmp / 'evidence'}
         """))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-m", "robot", "--outputdir", str(tmp / "robot"),
-                           "--expandkeywords", "name:Run Hilrig Case", "--variable",
+    # No --expandkeywords: each case's view must be visible in log.html as Robot writes it.
+    proc = subprocess.run([sys.executable, "-m", "robot", "--outputdir", str(tmp / "robot"), "--variable",
                            f"RIG:{rig}", str(suite)], cwd=tmp, env=env, text=True, capture_output=True, timeout=300)
     assert re.search(r"\b11 tests?, ", proc.stdout), proc.stdout[-3000:]
-    rep = subprocess.run([sys.executable, "-m", "hostlib", "report", "--rig", str(rig), "--last"], cwd=tmp, env=env,
-                         text=True, capture_output=True, timeout=120)
-    assert rep.returncode == 0, rep.stderr
-    report = Path(rep.stdout.strip().rsplit(": ", 1)[1])
+    # The run session wrote the HTML report at the run's end and printed its path.
     (evidence,) = (tmp / "evidence").glob("*.json")
+    report = (tmp / "reports" / f"{evidence.stem}.html").resolve()
+    assert f"hilrig report: {report}" in proc.stdout, proc.stdout[-3000:]
     return {"report": report, "evidence": json.loads(evidence.read_text()), "log": tmp / "robot" / "log.html"}
 
 
@@ -156,7 +155,14 @@ def test_robot_log_opens_without_errors_and_shows_metrics(real_run, browser):
         page.goto(real_run["log"].as_uri() + "#s1-t1")
     page.wait_for_selector("text=missing_frames == 0", timeout=15_000)
     cell = page.locator("td", has_text=re.compile(r"^missing_frames == 0$")).first
-    assert cell.is_visible()
+    assert cell.is_visible()  # the thresholds, outside the collapsed keyword
+    # The key metrics come first, visible, with the evidence's figures.
+    key = page.locator("table.key-metrics").first
+    assert key.is_visible()
+    assert key.locator("th").all_inner_texts()[:4] == ["achieved rate", "of asked rate", "data rate", "frames/s"]
+    order = page.evaluate("() => [...document.querySelectorAll('table.key-metrics, table.thresholds')]"
+                          ".slice(0, 2).map(e => e.className)")
+    assert order == ["key-metrics", "thresholds"], order
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "log.png"), full_page=True)
     assert errors == []

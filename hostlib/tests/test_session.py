@@ -131,6 +131,28 @@ def test_session_writes_every_result_then_closes_the_run(session_dir):
     assert doc["nothing_tested"] is False
     run.finish()  # idempotent: no second run row
     assert len(lp.read_text().splitlines()) == len(lines)
+    # The HTML run report, written from the finished evidence beside the outbox and evidence.
+    report = session_dir / "out" / "reports" / f"{run.run_id}.html"
+    assert run.report_path.resolve() == report.resolve() and run.report_line() == f"hilrig report: {run.report_path}"
+    html = report.read_text()
+    assert run.run_id in html and "1 FAIL" in html
+
+
+def test_a_report_that_cannot_be_written_changes_no_verdict(session_dir, monkeypatch):
+    import hostlib.reports
+
+    def broken(*a, **kw):
+        raise RuntimeError("templates gone")
+
+    monkeypatch.setattr(hostlib.reports, "write_run_report", broken)
+    said: list[str] = []
+    run = run_all(["PASS", "FAIL"], session_dir, say=said.append)
+    assert run.exit_code == 1 and [r.verdict for r in run.results] == [Verdict.PASS, Verdict.FAIL]
+    doc = json.loads(run.evidence.path.read_text())
+    assert doc["tally"]["FAIL"] == 1 and len(doc["cases"]) == 2  # every result is kept
+    assert run.report_path is None and run.report_line() is None
+    assert any(l.startswith("hilrig report: not written (RuntimeError: templates gone)") for l in said), said
+    assert not (session_dir / "out" / "reports").exists()
 
 
 def test_a_bug_is_recorded_as_an_error_then_raised(session_dir):
