@@ -98,6 +98,13 @@ def stream_config(case: Any) -> dict[str, Any]:
         "frame_bytes": int(t.frame_bytes),
         "pattern": case.pattern,
     })
+    if t.kind == "usb":
+        # The simulator's USB link: the bus and the host's transfers (the case's
+        # buffer_bytes is already transfers x transfer_bytes).
+        opts = dict(t.options or {})
+        cfg["transport"] = {**cfg["transport"], "transfer_bytes": int(opts["transfer_bytes"]),
+                            "transfers": int(opts["transfers"]), "link": opts.get("link") or cfg["transport"]["link"]}
+        return cfg
     cfg["transport"] = {**cfg["transport"], **dict(t.options or {})}
     return cfg
 
