@@ -90,3 +90,10 @@ def test_usb_geometry_on_the_sim_link_is_a_config_error_with_the_fix(write_case,
     result = run_case(case, sim_rig, run_id="t")
     assert result.verdict == "ERROR" and result.error_kind == "config", result.message
     assert "not a whole number of 8000-byte frames" in result.error, result.error
+
+
+def test_loopback_over_the_sim_usb_link_skips_with_the_reason(write_case, sim_rig):
+    [case] = write_case(CASE.format(direction="loopback", link="usb2", divider="decimation", factor=16,
+                                    duration="0.3 s", extra=""))
+    result = run_case(case, sim_rig, run_id="t")
+    assert result.verdict == "SKIP" and "loopback over the simulator's usb link is not built" in result.message
