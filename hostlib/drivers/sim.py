@@ -22,6 +22,7 @@ from .._exceptions import ConfigError, DeviceError, InfrastructureError
 from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
 from ..transports import native, sim_config
+from ..transports.usb import MAX_PACKET_BYTES
 from .base import Driver, Snapshot, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
@@ -168,6 +169,8 @@ class SimDriver(Driver):
         self.sim: SimProcess | None = None
         self.rx = None
         self.tx = None
+        self.usb = None  # transport usb: the host's UsbEngine over the simulator's USB link (docs/usb.md)
+        self._direction = "rx"
         self._rings: list[Any] = []
         self._config: dict = {}
         self.effective_config: dict = {}
@@ -190,6 +193,9 @@ class SimDriver(Driver):
         self._config = cfg
         kind = cfg["transport"]["kind"]
         direction = cfg["direction"]
+        self._direction = direction
+        if kind == "usb":
+            return self._configure_usb(case, sim_cfg, cfg)
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
             if rx_dest is None:
@@ -210,7 +216,37 @@ class SimDriver(Driver):
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
             self.tx = _host_stream(nat.TxStream, {**cfg, "dest": dest}, case, "sender")
 
+    def _configure_usb(self, case: Any, sim_cfg: dict, cfg: dict) -> None:
+        """The simulator makes the USB link's shared channel; the host's UsbEngine
+        (N transfers x S bytes in flight) submits into it, the simulator's bus model
+        completes them."""
+        t = cfg["transport"]
+        mps = MAX_PACKET_BYTES["high" if t["link"] == "usb2" else "super"]
+        problems = native().usb_geometry_problems(
+            {"kind": "usb", "transfer_bytes": t["transfer_bytes"], "transfers": t["transfers"]},
+            int(cfg["frame_bytes"]), mps, 1, 1 << 62)   # no usbfs here: the link is the simulator's
+        if problems:
+            where = getattr(case, "location", None) or case.name
+            raise ConfigError(f"{where}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
+        answer = self.sim.request("configure", **sim_cfg)
+        self.effective_config = answer.get("config", {})
+        self.fault_plan = answer.get("fault_plan", {})
+        endpoint = answer.get("endpoint") or {}
+        if endpoint.get("kind") != "usb":
+            raise DeviceError(f"simulator gave no usb link endpoint (got {endpoint})")
+        transport = {**cfg["transport"], "sim": endpoint}
+        self.usb = _host_stream(native().UsbStream, {**cfg, "transport": transport}, case, "usb engine")
+
     def start(self) -> int:
+        if self.usb is not None:
+            # RX: the host's IN transfers are queued before the device starts producing.
+            if self._direction == "rx":
+                self.usb.start()
+            started_ns = time.monotonic_ns()
+            self.sim.request("start")
+            if self._direction != "rx":
+                self.usb.start()
+            return started_ns
         if self.rx is not None:
             self.rx.start()
         started_ns = time.monotonic_ns()
@@ -226,10 +262,41 @@ class SimDriver(Driver):
             device=device_stats,
         )
 
+    def _usb_snapshot(self, device_stats: dict) -> Snapshot:
+        stats = self.usb.stats()
+        if stats.get("error"):
+            raise DeviceError(stats["error"])
+        rx = self._direction in ("rx", "loopback")
+        return Snapshot(host_rx=stats.get("rx", {}) if rx else {},
+                        host_tx=stats.get("tx", {}) if self._direction != "rx" else {},
+                        device={**device_stats, **stats.get("usb", {})})
+
     def poll(self) -> Snapshot:
+        if self.usb is not None:
+            error = self.usb.error()
+            if error:  # the engine saw the device go (or a transfer fail) first
+                raise DeviceError(error)
+            return self._usb_snapshot(self.sim.request("stats")["stats"])
         return self._snapshot(self.sim.request("stats")["stats"])
 
+    def _stop_usb(self) -> Snapshot:
+        if self._direction == "rx":
+            # The device ends its stream (the last frame flagged EOB, in a short transfer),
+            # then the host cancels its IN transfers.
+            final = self.sim.request("stop")
+            deadline = time.monotonic() + 0.5
+            while time.monotonic() < deadline and not self.usb.stats().get("rx", {}).get("eob_received"):
+                time.sleep(0.005)
+            self.usb.stop()
+        else:
+            # The host's last OUT transfer carries EOB; the device takes it, then stops.
+            self.usb.stop()
+            final = self.sim.request("stop")
+        return self._usb_snapshot(final.get("stats", {}))
+
     def stop(self) -> Snapshot:
+        if self.usb is not None:
+            return self._stop_usb()
         if self.tx is not None:
             self.tx.stop()
         final = self.sim.request("stop")
@@ -242,13 +309,13 @@ class SimDriver(Driver):
         return self._snapshot(final.get("stats", {}))
 
     def close(self) -> None:
-        for stream in (self.tx, self.rx):
+        for stream in (self.tx, self.rx, self.usb):
             if stream is not None:
                 try:
                     stream.stop()
                 except Exception:  # noqa: BLE001  close never raises: cleanup must go on
                     pass
-        self.tx = self.rx = None
+        self.tx = self.rx = self.usb = None
         if self.sim is not None:
             self.sim.close()
             self.sim = None

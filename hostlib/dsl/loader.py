@@ -155,7 +155,7 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         faults=m.faults.model_dump(), sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames,
         requires=_requires(m), stream_args=dict(m.stream_args),
         transport_args=(m.transport_args.model_dump(exclude_none=True) if m.transport_args else {}),
-        host=m.host,
+        host=m.host, expect_error=m.expect_error,
     )
     return case, []
 

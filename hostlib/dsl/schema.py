@@ -104,6 +104,7 @@ class FaultsModel(BaseModel):
     corrupt_samples: Count0 = 0
     duplicate_frames: Count0 = 0
     reorder_frames: Count0 = 0
+    die_after_ms: Count0 = 0    # the simulator kills itself this long after start (device gone mid-run)
 
 
 Scalar = str | int | float | bool
@@ -159,6 +160,9 @@ class CaseModel(BaseModel):
     # The host side of the stream: the native receiver, or a GNU Radio flowgraph
     # (rig_source -> pattern_check, gr_blocks/) with the same metrics.
     host: Literal["native", "gnuradio"] = "native"
+    # A negative case: the run must end ERROR of this kind (e.g. `device` with
+    # faults.die_after_ms: the rig must notice the device going); then it passes.
+    expect_error: Literal["device", "infrastructure", "config"] | None = None
 
 
 def _sweep_keys() -> list[str]:

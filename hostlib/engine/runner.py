@@ -137,7 +137,25 @@ def run_case(
         if lock is not None:
             lock.release()
         result.ended_utc = _utc_now()
+    _expected_error(case, result)
     return result
+
+
+def _expected_error(case: Any, result: CaseResult) -> None:
+    """`expect_error: <kind>`: the case tests that the rig notices a failure (the
+    simulator dying mid-run): ERROR of that kind is its PASS, anything else its FAIL."""
+    want = getattr(case, "expect_error", None)
+    if not want or result.verdict == Verdict.SKIP:
+        return
+    got = f"{result.verdict.label}" + (f" ({result.kind})" if result.verdict == Verdict.ERROR else "")
+    if result.verdict == Verdict.ERROR and result.kind == want:
+        text = result.error or ""
+        result.verdict, result.error, result.error_kind = Verdict.PASS, None, None
+        result.message = f"PASS: ERROR ({want}) as expected: {text}"
+    else:
+        detail = f": {result.error}" if result.error else ""
+        result.verdict, result.error, result.error_kind = Verdict.FAIL, None, None
+        result.message = f"FAIL: expected ERROR ({want}), the run ended {got}{detail}"
 
 
 def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:

@@ -51,6 +51,8 @@ class DeviceEntry:
         if self.driver != "uhd" and case.transport.kind not in self.transports:
             return (f"device {self.alias!r} does not support transport {case.transport.kind} "
                     f"(has {', '.join(self.transports)})")
+        if self.driver == "sim" and case.transport.kind == "usb" and case.direction == "loopback":
+            return "loopback over the simulator's usb link is not built (rx and tx are; docs/usb.md)"
         if case.rate_sps > self.max_rate_sps:
             return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
                     f"the case rate is {case.rate_sps:g} S/s")

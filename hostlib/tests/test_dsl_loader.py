@@ -46,7 +46,7 @@ def test_single_case_defaults_and_derived_values(tmp_path):
                                    "gso": True, "gro": True, "busy_poll": False}
     assert c.duration_s == 2.0 and c.warmup_s == 0.0 and c.timeout_s == 32.0
     assert c.faults == {"seed": 1, "drop_frames": 0, "corrupt_samples": 0, "duplicate_frames": 0,
-                        "reorder_frames": 0}
+                        "reorder_frames": 0, "die_after_ms": 0}
     assert c.samples_per_frame == (8000 - 48) // 4
     assert c.fifo_frames is None and c.sweep_point == {}
     from hostlib.transports import stream_config

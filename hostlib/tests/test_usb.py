@@ -128,13 +128,6 @@ def test_usb_case_without_the_board_skips_naming_it(write_case, usb_rig):
     assert "no USB device 1209:4852 on this host" in result.message
 
 
-@requires_native
-def test_usb_case_on_the_sim_rig_skips_until_the_simulator_has_a_usb_link(write_case, sim_rig):
-    from hostlib.engine import run_case
-    result = run_case(usb_case(write_case, device="dut"), sim_rig, run_id="t")
-    assert result.verdict == "SKIP" and "does not support transport usb" in result.message, result.message
-
-
 # ------------------------------------------------------------------ UHD over USB
 
 @pytest.mark.parametrize("direction, expected", [

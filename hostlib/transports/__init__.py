@@ -89,10 +89,7 @@ def stream_config(case: Any) -> dict[str, Any]:
     """The native stream config of a case (docs/architecture.md "Stream config"),
     complete, shared by the host streams and the simulator's `configure`."""
     t = case.transport
-    # A usb transport's keys are all the case's (hostlib.transports.usb); the rest of the
-    # stream config has the same defaults whatever the link.
-    base_kind = t.kind if t.kind in ("udp", "shm") else "udp"
-    cfg = {k: v for k, v in default_sim_config(base_kind, t.frame_bytes).items() if k in _STREAM_KEYS}
+    cfg = {k: v for k, v in default_sim_config(t.kind, t.frame_bytes).items() if k in _STREAM_KEYS}
     cfg.update({
         "direction": case.direction,
         "channels": int(case.channels),
@@ -101,8 +98,14 @@ def stream_config(case: Any) -> dict[str, Any]:
         "frame_bytes": int(t.frame_bytes),
         "pattern": case.pattern,
     })
-    base = cfg["transport"] if t.kind == base_kind else {"kind": t.kind}
-    cfg["transport"] = {**base, **dict(t.options or {})}
+    if t.kind == "usb":
+        # The simulator's USB link: the bus and the host's transfers (the case's
+        # buffer_bytes is already transfers x transfer_bytes).
+        opts = dict(t.options or {})
+        cfg["transport"] = {**cfg["transport"], "transfer_bytes": int(opts["transfer_bytes"]),
+                            "transfers": int(opts["transfers"]), "link": opts.get("link") or cfg["transport"]["link"]}
+        return cfg
+    cfg["transport"] = {**cfg["transport"], **dict(t.options or {})}
     return cfg
 
 

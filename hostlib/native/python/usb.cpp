@@ -13,6 +13,7 @@
 #include "hilrig/usb_engine.hpp"
 #include "hilrig/usb_libusb.hpp"
 #include "hilrig/usb_model_backend.hpp"
+#include "hilrig/usb_sim_backend.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -22,7 +23,8 @@ using hilrig_py::from_json;
 using hilrig_py::to_json;
 
 // The stream config with transport {"kind": "usb", <UsbLinkConfig keys>, "device": {vid_pid, serial, interface}}
-// (a real board over libusb) or {"kind": "usb", ..., "link": "usb2"|"usb3"} (a device simulated in-process
+// (a real board over libusb), {"kind": "usb", ..., "link", "sim": <hilrig-sim's configure endpoint>} (the
+// simulator's USB link) or {"kind": "usb", ..., "link": "usb2"|"usb3"} (a device simulated in-process
 // over the bus model).
 struct UsbStream {
   explicit UsbStream(const json& config) {
@@ -31,16 +33,17 @@ struct UsbStream {
     const json& t = config["transport"];
     if (t.value("kind", std::string()) != "usb")
       throw std::invalid_argument("UsbStream config: transport.kind must be \"usb\", got " + t.value("kind", std::string("nothing")));
-    json rest = config;
-    // The frame geometry is checked as on a link without a socket limit (shm); the ring keys go unused.
-    rest["transport"] = hilrig::to_json(
-        hilrig::default_stream_config(hilrig::TransportKind::shm, config.value("frame_bytes", hilrig::defaults::kFrameBytes))
-            .transport);
-    const hilrig::StreamConfig cfg = hilrig::parse_stream_config(rest);
     const hilrig::UsbLinkConfig link = hilrig::parse_usb_link(t);
+    // The stream config's own usb transport (the frame geometry is the engine's to check).
+    json rest = config;
+    rest["transport"] = {{"kind", "usb"}, {"link", t.value("link", std::string("usb2"))},
+                         {"transfer_bytes", link.transfer_bytes}, {"transfers", link.transfers}};
+    const hilrig::StreamConfig cfg = hilrig::parse_stream_config(rest);
     std::unique_ptr<hilrig::UsbBackend> backend;
     if (t.contains("device"))
       backend = std::make_unique<hilrig::LibusbBackend>(hilrig::parse_usb_match(t["device"]));
+    else if (t.contains("sim"))  // the simulator's USB link: transfers go to hilrig-sim over the shared channel
+      backend = std::make_unique<hilrig::UsbSimBackend>(hilrig::parse_usb_link_kind(t.value("link", std::string("usb2"))), t["sim"]);
     else if (t.contains("link"))  // no device: the in-process device over the bus model
       backend = std::make_unique<hilrig::UsbModelBackend>(hilrig::parse_usb_link_kind(t["link"].get<std::string>()), cfg,
                                                           t.value("fifo_bytes", std::uint64_t(0)));

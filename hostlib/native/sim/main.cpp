@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <thread>
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +32,15 @@ static json handle(hilrig::SimDevice& dev, const json& req, bool& quit) {
   }
   if (cmd == "start") {
     dev.start();
+    // faults.die_after_ms: the device is gone mid-run, the way a process dies (SIGKILL:
+    // no stop, no EOB, its links and locks vanish with it).
+    const json cfg = dev.config_json();
+    const std::uint64_t die_ms = cfg.is_object() ? cfg["faults"].value("die_after_ms", std::uint64_t(0)) : 0;
+    if (die_ms)
+      std::thread([die_ms] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(die_ms));
+        raise(SIGKILL);
+      }).detach();
     return {{"ok", true}};
   }
   if (cmd == "stats") return {{"ok", true}, {"stats", dev.stats()}};

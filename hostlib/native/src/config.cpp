@@ -67,11 +67,14 @@ const char* direction_name(Direction d) {
     default: return "loopback";
   }
 }
-const char* transport_kind_name(TransportKind k) { return k == TransportKind::udp ? "udp" : "shm"; }
+const char* transport_kind_name(TransportKind k) {
+  return k == TransportKind::udp ? "udp" : k == TransportKind::shm ? "shm" : "usb";
+}
 TransportKind parse_transport_kind(const std::string& s, const std::string& where) {
   if (s == "udp") return TransportKind::udp;
   if (s == "shm") return TransportKind::shm;
-  bad(where, "must be \"udp\" or \"shm\", got \"" + s + "\"");
+  if (s == "usb") return TransportKind::usb;
+  bad(where, "must be \"udp\", \"shm\" or \"usb\", got \"" + s + "\"");
 }
 
 StreamConfig default_stream_config(TransportKind kind, std::uint32_t frame_bytes) {
@@ -95,6 +98,8 @@ json to_json(const TransportSpec& t) {
   if (t.kind == TransportKind::udp)
     return {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes", t.socket_buffer_bytes},
             {"gso", t.gso}, {"gro", t.gro}, {"busy_poll", t.busy_poll}};
+  if (t.kind == TransportKind::usb)
+    return {{"kind", "usb"}, {"link", t.link}, {"transfer_bytes", t.transfer_bytes}, {"transfers", t.transfers}};
   return {{"kind", "shm"}, {"path", t.path}, {"slots", t.slots}};
 }
 
@@ -118,7 +123,8 @@ json to_json(const FaultSpec& f) {
           {"duplicate_frames", f.duplicate_frames},
           {"reorder_frames", f.reorder_frames},
           {"stall_ms", f.stall_ms},
-          {"window_frames", f.window_frames}};
+          {"window_frames", f.window_frames},
+          {"die_after_ms", f.die_after_ms}};
 }
 
 json to_json(const SimConfig& c) {
@@ -142,6 +148,11 @@ TransportSpec transport_from_json(const json& t, const std::string& where) {
     s.gso = get_bool(t, "gso", where);
     s.gro = get_bool(t, "gro", where);
     s.busy_poll = get_bool(t, "busy_poll", where);
+  } else if (s.kind == TransportKind::usb) {
+    s.link = get_string(t, "link", where);
+    if (s.link != "usb2" && s.link != "usb3") bad(where + ".link", "must be \"usb2\" or \"usb3\", got \"" + s.link + "\"");
+    s.transfer_bytes = std::uint32_t(get_uint(t, "transfer_bytes", 512, 64u << 20, where));
+    s.transfers = std::uint32_t(get_uint(t, "transfers", 1, 4096, where));
   } else {
     s.path = get_string(t, "path", where);
     s.slots = std::uint32_t(get_uint(t, "slots", 2, 1u << 20, where));
@@ -157,6 +168,8 @@ TransportSpec transport_at_endpoint(const TransportSpec& base, const json& ep, c
   if (s.kind == TransportKind::udp) {
     s.host = get_string(ep, "host", where);
     s.port = std::uint16_t(get_uint(ep, "port", 0, 65535, where));
+  } else if (s.kind == TransportKind::usb) {
+    // The USB link's endpoint is the shared channel (UsbSimBackend reads it); the spec keeps its keys.
   } else {
     s.path = get_string(ep, "path", where);
     if (ep.contains("slots")) s.slots = std::uint32_t(get_uint(ep, "slots", 2, 1u << 20, where));
@@ -212,6 +225,7 @@ FaultSpec faults_from_json(const json& f, const std::string& where) {
     *field = get_uint(f, key, 0, 1000000, where);
   s.stall_ms = get_uint(f, "stall_ms", 0, 60000, where);
   s.window_frames = get_uint(f, "window_frames", 0, std::uint64_t(1) << 48, where);
+  s.die_after_ms = get_uint(f, "die_after_ms", 0, 3'600'000, where);
   return s;
 }
 
@@ -248,6 +262,8 @@ const std::vector<StreamArg>& stream_args() {
       {"stall_ms", "/faults/stall_ms", StreamArg::kInt, "fault injection (TX): the device stops consuming once", {}},
       {"fault_window_frames", "/faults/window_frames", StreamArg::kInt,
        "faults are placed on frames [16, this); 0 = compact placement", {}},
+      {"die_after_ms", "/faults/die_after_ms", StreamArg::kInt,
+       "fault injection: the simulator process kills itself this long after start (device gone); 0 = never", {}},
   };
   return table;
 }
@@ -286,6 +302,7 @@ SimConfig sim_config_from_args(const std::map<std::string, std::string>& args, D
   };
   if (auto it = args.find("transport"); it != args.end())
     kind = parse_transport_kind(value_of(find("transport"), it->second).get<std::string>(), "stream arg transport");
+  if (kind == TransportKind::usb) bad("stream arg transport=usb", "driver=hilrig streams over udp or shm");
   if (auto it = args.find("frame_bytes"); it != args.end())
     frame_bytes = std::uint32_t(std::min<std::uint64_t>(value_of(find("frame_bytes"), it->second).get<std::uint64_t>(), 1u << 25));
   SimConfig d = default_sim_config(kind, frame_bytes);

@@ -1,3 +1,4 @@
+#include <stdexcept>
 #include <pthread.h>
 #include <time.h>
 
@@ -15,6 +16,8 @@ std::uint64_t thread_cpu_ns(std::thread& t) {
 }
 
 RxStream::RxStream(const StreamConfig& cfg) : cfg_(cfg) {
+  if (cfg_.transport.kind == TransportKind::usb)
+    throw std::invalid_argument("RxStream: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
   if (cfg_.transport.kind == TransportKind::udp) {
     sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
     gro_ = gro_wanted() && sock_.enable_gro();

@@ -10,6 +10,8 @@
 #include "hilrig/clock.hpp"
 #include "hilrig/framer.hpp"
 #include "hilrig/sim_link.hpp"
+#include "hilrig/usb_engine.hpp"
+#include <unistd.h>
 
 namespace hilrig {
 using nlohmann::json;
@@ -28,7 +30,39 @@ json SimDevice::configure(const json& req) {
   // Open links first, then commit: a failed configure leaves the old state intact.
   UdpSocket rx_sock, tx_sock;
   std::unique_ptr<ShmRing> rx_ring, tx_ring;
+  std::unique_ptr<UsbSimChannel> usb;
   json endpoint;
+  if (cfg.transport.kind == TransportKind::usb) {
+    // The USB link: a shared channel the host's UsbEngine submits into (docs/usb.md).
+    if (cfg.direction == Direction::loopback)
+      throw std::invalid_argument("configure.direction: loopback over the usb link is not built; use rx or tx");
+    UsbLinkConfig link;
+    link.transfer_bytes = cfg.transport.transfer_bytes;
+    link.transfers = cfg.transport.transfers;
+    const UsbBusParams bus = UsbBusParams::for_link(parse_usb_link_kind(cfg.transport.link));
+    const auto problems = usb_geometry_problems(link, std::uint32_t(kFrameHeaderBytes) + cfg.payload_bytes(),
+                                                bus.max_packet_bytes, 1, ~std::uint64_t(0));
+    if (!problems.empty()) {
+      std::string all = "configure.transport (" + cfg.transport.link + " link): " + problems[0];
+      for (std::size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
+      throw std::invalid_argument(all);
+    }
+    usb = UsbSimChannel::create(link.transfer_bytes, link.transfers, 1);
+    endpoint = usb->endpoint_json();
+    endpoint["kind"] = "usb";
+    endpoint["link"] = cfg.transport.link;
+    endpoint["pid"] = getpid();
+    cfg_ = sc;
+    plan_ = std::move(plan);
+    rx_sock_ = UdpSocket();
+    tx_sock_ = UdpSocket();
+    rx_ring_.reset();
+    tx_ring_.reset();
+    usb_ = std::move(usb);
+    configured_ = true;
+    reset_counters();
+    return endpoint;
+  }
   // "rx_dest" (the host RxStream's endpoint) says where RX frames go; without it the
   // RX destination is "transport" itself. TX listens as "transport" says.
   const bool has_rx_dest = req.contains("rx_dest") && !req["rx_dest"].is_null();
@@ -71,6 +105,7 @@ json SimDevice::configure(const json& req) {
   tx_sock_ = std::move(tx_sock);
   rx_ring_ = std::move(rx_ring);
   tx_ring_ = std::move(tx_ring);
+  usb_.reset();
   configured_ = true;
   reset_counters();
   return endpoint;
@@ -94,7 +129,10 @@ void SimDevice::start() {
   thread_ = std::thread([this] {
     if (cfg_.stream.direction != Direction::rx) return run_tx();
     const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg_.stream.samples_per_frame()};
-    if (rx_ring_) {
+    if (usb_) {
+      UsbSimLink link(*usb_, cfg_.stream, tally, 0);
+      run_rx(link);
+    } else if (rx_ring_) {
       ShmRingLink link(*rx_ring_, cfg_.stream, tally);
       run_rx(link);
     } else {
@@ -191,7 +229,7 @@ void SimDevice::run_rx(Link& link) {
       next_seq += excess - link.drop_pending(excess);  // discarded frames keep their numbers consumed
     }
     if (link.pending() == 0 && next_seq >= produced) {
-      sleep_until_ns(std::min(due_time(produced), now + 20'000'000));
+      link.idle_until(std::min(due_time(produced), now + 20'000'000));
       continue;
     }
     // Each due frame once: its fault (if any) decides what the link gets.
@@ -239,7 +277,15 @@ void SimDevice::run_tx() {
   RxChecker check(*tx_);
   int gro = 0;
   socklen_t gro_len = sizeof gro;
-  if (!tx_ring_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
+  // USB: OUT transfers reach the device through the bus model, draining at the
+  // stream's rate through a FIFO of fifo_frames (full: the bus NAKs, the host waits).
+  std::unique_ptr<UsbSimLink> usb_link;
+  if (usb_) {
+    const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg.samples_per_frame()};
+    usb_link = std::make_unique<UsbSimLink>(*usb_, cfg, tally,
+                                            std::uint64_t(cfg_.fifo_frames) * (kFrameHeaderBytes + cfg.payload_bytes()));
+  }
+  if (!tx_ring_ && !usb_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
   UdpRecvBatch batch(gro ? 16 : 64, std::size_t(cfg.frame_bytes) + 1, gro != 0);
   // Device consumption clock: starts at the first frame of a burst and drains rate_sps.
   bool consuming = false, eob = false;
@@ -351,7 +397,9 @@ void SimDevice::run_tx() {
 
   while (!stop_.load(std::memory_order_relaxed)) {
     bool got = false;
-    if (tx_ring_) {
+    if (usb_link) {
+      got = usb_link->service_out([&](const std::uint8_t* p, std::uint32_t len) { on_frame(p, len, now_ns()); });
+    } else if (tx_ring_) {
       std::uint32_t len = 0;
       for (int i = 0; i < 64; ++i) {
         const std::uint8_t* p = i == 0 ? tx_ring_->peek_wait(&len, 2'000'000) : tx_ring_->peek(&len);

@@ -1,3 +1,4 @@
+#include <stdexcept>
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -11,6 +12,8 @@
 namespace hilrig {
 
 TxStream::TxStream(const StreamConfig& cfg) : cfg_(cfg) {
+  if (cfg_.transport.kind == TransportKind::usb)
+    throw std::invalid_argument("TxStream: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
   if (cfg_.transport.kind == TransportKind::udp) {
     sock_ = UdpSocket::connect_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
     sender_ = UdpSender(sock_.fd(), std::uint32_t(kFrameHeaderBytes) + cfg_.payload_bytes(), cfg_.transport.gso);

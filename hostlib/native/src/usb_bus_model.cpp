@@ -103,7 +103,7 @@ bool UsbBusModel::packet(Dir& d, bool is_in) {
   Transfer& t = d.queue.front();
   if (t.ready_at > slots_) return false;
   std::uint64_t n = std::min<std::uint64_t>(p_.max_packet_bytes, t.left);
-  const bool paced = d.setup.device_rate_bytes_per_s > 0;
+  const bool paced = d.setup.device_rate_bytes_per_s > 0 || d.fed;
   if (is_in && paced) {
     if (d.fifo < double(n)) return false;  // the device NAKs until it has a whole packet
     d.fifo -= double(n);

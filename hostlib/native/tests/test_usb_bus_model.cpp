@@ -89,3 +89,23 @@ TEST(UsbBusModel, OutUnderrunsWhenTheHostCannotFeedTheDevice) {
 }
 
 }  // namespace
+
+// The simulator's USB link feeds the IN FIFO itself (set_in_fed): the bus moves
+// exactly the bytes fed, and a transfer finishes only when they cover it.
+TEST(UsbBusModel, FedInMovesOnlyWhatWasFed) {
+  UsbBusModel m(UsbBusParams::usb2());
+  m.set_in_fed();
+  m.submit(true, 16384, 7);
+  m.feed_in(8192);  // one 8 KiB frame: half the transfer
+  for (int i = 0; i < 13 * 8 * 4; ++i) m.step_slot();  // 4 ms: far longer than 16 packets take
+  EXPECT_EQ(m.in().bytes, 8192u);
+  EXPECT_TRUE(m.completions().empty());
+  std::uint64_t tag = 0;
+  ASSERT_TRUE(m.front(true, &tag));
+  EXPECT_EQ(tag, 7u);
+  m.feed_in(8192);
+  for (int i = 0; i < 13 * 8; ++i) m.step_slot();
+  ASSERT_EQ(m.completions().size(), 1u);
+  EXPECT_EQ(m.completions()[0].bytes, 16384u);
+  EXPECT_FALSE(m.front(true, &tag));
+}

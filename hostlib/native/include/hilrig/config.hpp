@@ -43,7 +43,7 @@ constexpr std::uint32_t fifo_frames(std::uint32_t frame_bytes) {
 }  // namespace defaults
 
 enum class Direction { rx, tx, loopback };
-enum class TransportKind { udp, shm };
+enum class TransportKind { udp, shm, usb };  // usb: the simulator's USB link (docs/usb.md)
 
 struct TransportSpec {
   TransportKind kind = TransportKind::udp;
@@ -55,6 +55,10 @@ struct TransportSpec {
   bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
   std::string path;        // shm: "/proc/<pid>/fd/<n>"; empty = create a ring here
   std::uint32_t slots = defaults::ring_slots(defaults::kFrameBytes);
+  // usb (the simulator's USB link; the host side is a UsbEngine, docs/usb.md): the bus
+  // ("usb2" | "usb3") and the host's transfers (N x S bytes in flight per direction).
+  std::string link = "usb2";
+  std::uint32_t transfer_bytes = 16384, transfers = 16;
 };
 
 struct StreamConfig {
@@ -96,11 +100,12 @@ struct FaultSpec {
   std::uint64_t drop_frames = 0, corrupt_samples = 0, duplicate_frames = 0, reorder_frames = 0;
   std::uint64_t stall_ms = 0;       // TX/loopback: the device stops consuming once for this long
   std::uint64_t window_frames = 0;  // faults are placed on seq [16, window_frames); 0 = compact placement
+  std::uint64_t die_after_ms = 0;   // hilrig-sim kills itself (SIGKILL) this long after start: the device is gone; 0 = never
   bool any() const { return drop_frames || corrupt_samples || duplicate_frames || reorder_frames || stall_ms; }
 };
 // The fault keys, in JSON order: one list for the simulator, the SoapySDR module and Python.
 inline constexpr const char* kFaultKeys[] = {"seed",           "drop_frames", "corrupt_samples", "duplicate_frames",
-                                             "reorder_frames", "stall_ms",    "window_frames"};
+                                             "reorder_frames", "stall_ms",    "window_frames",  "die_after_ms"};
 
 // What hilrig-sim's configure takes: the stream plus the device's own settings.
 struct SimConfig {

@@ -38,6 +38,7 @@ class ShmRing {
   static ShmRing* open(const std::string& path);
 
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }  // the memfd (the USB link's channel locks it to say "alive")
   std::uint32_t slot_count() const;
   std::uint32_t slot_bytes() const;  // max frame bytes per slot
   void close();

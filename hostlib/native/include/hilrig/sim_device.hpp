@@ -17,6 +17,7 @@
 #include "hilrig/rx_check.hpp"
 #include "hilrig/shm_ring.hpp"
 #include "hilrig/udp.hpp"
+#include "hilrig/usb_sim_channel.hpp"
 
 namespace hilrig {
 
@@ -50,6 +51,8 @@ class SimDevice {
   // TX path (host -> sim)
   UdpSocket tx_sock_;
   std::unique_ptr<ShmRing> tx_ring_;
+  // USB link (either direction): the channel the host's UsbEngine submits transfers into
+  std::unique_ptr<UsbSimChannel> usb_;
 
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -13,9 +13,10 @@
 //   std::uint64_t drop_pending(std::uint64_t n);  overflow: discard up to n of them, oldest first
 //   std::uint64_t free_frames();       frames the link takes right now (0 = unknown)
 //   bool full(std::uint64_t free) const;  the link (not the producer) is why frames overflow
+//   void idle_until(std::uint64_t t_ns);  nothing is due before t_ns: wait (the USB link keeps its bus going)
 //   template <class B> void finish(B&& build_last, std::uint64_t deadline_ns);
 //                                      flush, then send the frame build_last(buf) -> len
-// The USB link (issue 13) implements the same members.
+// UsbSimLink implements the same members (and, for TX, service_out).
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +29,8 @@
 #include "hilrig/framer.hpp"
 #include "hilrig/shm_ring.hpp"
 #include "hilrig/udp.hpp"
+#include "hilrig/usb_bus_model.hpp"
+#include "hilrig/usb_sim_channel.hpp"
 
 namespace hilrig {
 
@@ -79,6 +82,7 @@ class UdpBatchLink {
   }
   std::uint64_t free_frames() const { return 0; }  // the receiver's free socket buffer is unknown here
   bool full(std::uint64_t) const { return n_ > 0; }
+  void idle_until(std::uint64_t t) { sleep_until_ns(t); }
   template <class Build>
   void finish(Build&& build_last, std::uint64_t deadline) {
     while (n_ > 0 && now_ns() < deadline) end_batch(true);
@@ -148,6 +152,7 @@ class ShmRingLink {
   std::uint64_t drop_pending(std::uint64_t) { return 0; }
   std::uint64_t free_frames() { return ring_.free_slots(); }
   bool full(std::uint64_t free) const { return free == 0; }
+  void idle_until(std::uint64_t t) { sleep_until_ns(t); }
   template <class Build>
   void finish(Build&& build_last, std::uint64_t deadline) {
     ring_.flush_published();
@@ -171,5 +176,109 @@ class ShmRingLink {
   std::uint64_t stamp_ns_ = 0, built_ = 0;
   bool fresh_ = true;
 };
+
+// USB: the device end of the simulator's USB link. Frames are built into the device
+// FIFO (this link's buffer); the bus model (hilrig/usb_bus_model.hpp, stepped up to
+// the wall clock on every pass) moves them into the IN transfers the host queued over
+// the shared channel (hilrig/usb_sim_channel.hpp) and completes each transfer when its
+// last packet went, so a host with no IN transfer queued leaves the FIFO filling, and
+// run_rx overflows it (the newest frames, not yet built, are lost: like an FX3's
+// buffers, the device has nowhere to put them). OUT transfers are handed to the
+// device frame by frame when the bus has moved them (service_out), through the
+// model's OUT FIFO draining at the stream's rate (full: NAK, the host waits).
+class UsbSimLink {
+ public:
+  // fifo_bytes: the device FIFO of the OUT direction (the IN FIFO is run_rx's).
+  UsbSimLink(UsbSimChannel& ch, const StreamConfig& cfg, LinkTally tally, std::uint64_t fifo_bytes);
+
+  std::uint8_t* acquire() {
+    if (tail_ + flen_ > buf_.size()) make_room();
+    return buf_.data() + tail_;
+  }
+  void commit(std::uint32_t len) {
+    finish_frame(buf_.data() + tail_, crc_, now_ns());
+    tail_ += len;
+    model_.feed_in(len);
+    ++built_;
+  }
+  bool batch_full() const { return built_ >= kBatch; }
+  bool room_for(unsigned) const { return true; }
+  void end_batch(bool more_due);
+  std::uint64_t pending() const { return (tail_ - head_) / flen_; }
+  // Overflow loses the newest frames (run_rx skips the ones not built yet): a frame
+  // in the FIFO may already be half on the bus.
+  std::uint64_t drop_pending(std::uint64_t) { return 0; }
+  std::uint64_t free_frames() const { return 0; }
+  bool full(std::uint64_t) const { return true; }  // the bus or the host's transfers are why
+  void idle_until(std::uint64_t t);
+  template <class Build>
+  void finish(Build&& build_last, std::uint64_t deadline) {
+    while (pending() && now_ns() < deadline) idle_until(std::min(deadline, now_ns() + kPassNs));
+    // The last frame (EOB) goes out in the transfer being filled, which the device
+    // ends early with a short packet (a whole number of frames: not a short transfer).
+    std::uint8_t* p = acquire();
+    commit(build_last(p));
+    end_short();
+  }
+  // TX: a pass of the link; on_frame(p, len) for every frame of each OUT transfer the
+  // bus finished. Returns whether anything happened (else it slept a pass).
+  template <class OnFrame>
+  bool service_out(OnFrame&& on_frame) {
+    const bool moved = service([&](const std::uint8_t* p, std::uint32_t len) {
+      for (std::uint32_t off = 0; off + flen_ <= len; off += flen_) on_frame(p + off, flen_);
+    });
+    if (!moved) sleep_for_ns(kPassNs);
+    return moved;
+  }
+
+ private:
+  static constexpr unsigned kBatch = 32;
+  static constexpr std::uint64_t kPassNs = 50'000;  // an idle pass waits this long (the model keeps real time regardless)
+  struct NoOut {
+    void operator()(const std::uint8_t*, std::uint32_t) const {}
+  };
+  // Takes submissions, steps the bus to now, completes what finished. out(p, len) gets
+  // each finished OUT transfer's data. True when something was submitted or finished.
+  template <class Out>
+  bool service(Out&& out);
+  bool take_submissions();
+  // Completes a finished (or cancelled) transfer back to the host.
+  bool complete(const UsbBusModel::Done& d);
+  void end_short();
+  void make_room();
+  std::uint64_t slot_at(std::uint64_t ns) const { return ns > t0_ns_ ? std::uint64_t(double(ns - t0_ns_) / slot_ns_) : 0; }
+
+  UsbSimChannel& ch_;
+  UsbBusModel model_;
+  bool crc_;
+  std::uint32_t flen_;
+  LinkTally tally_;
+  std::vector<std::uint8_t> buf_;  // the device IN FIFO: frames [head_, tail_)
+  std::uint64_t head_ = 0, tail_ = 0;
+  unsigned built_ = 0;
+  std::vector<std::vector<std::uint8_t>> out_data_;  // by tag: an OUT transfer's data until the bus has moved it
+  std::vector<std::uint8_t> cancelled_;              // by tag (x2: IN, OUT): the host took it back
+  std::vector<std::uint32_t> in_len_;                // by tag: an IN transfer's length
+  std::uint64_t t0_ns_;
+  double slot_ns_;
+};
+
+template <class Out>
+bool UsbSimLink::service(Out&& out) {
+  bool moved = take_submissions();
+  const std::uint64_t target = slot_at(now_ns());
+  auto& done = model_.completions();
+  while (model_.slots() < target || !done.empty()) {
+    while (done.empty() && model_.slots() < target) model_.step_slot();
+    std::vector<UsbBusModel::Done> batch;
+    batch.swap(done);
+    for (const auto& d : batch) {
+      if (!d.in && d.tag < out_data_.size() && !cancelled_[2 * d.tag + 1]) out(out_data_[d.tag].data(), std::uint32_t(d.bytes));
+      moved |= complete(d);
+    }
+  }
+  built_ = 0;
+  return moved;
+}
 
 }  // namespace hilrig

@@ -8,6 +8,7 @@
 // (IN: fills at the device rate and overflows when no IN transfer takes it; OUT:
 // drains at the device rate and underruns when OUT starves).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -75,6 +76,18 @@ class UsbBusModel {
   // The device behind a direction: produces (IN) / consumes (OUT) rate bytes/s through a
   // FIFO of fifo_bytes (0 = unbounded); rate 0 = always has data / room.
   void set_device(bool in, double rate_bytes_per_s, std::uint64_t fifo_bytes);
+  // The IN device's FIFO fed from outside (the simulator's USB link builds its frames
+  // into it): an IN packet moves only bytes fed (the device NAKs until it has a
+  // packet, or the rest of the transfer), and nothing is produced at a rate here.
+  void set_in_fed() { in_.fed = true; }
+  void feed_in(std::int64_t bytes) { in_.fifo = std::max(0.0, in_.fifo + double(bytes)); }
+  // The transfer the endpoint is moving now (the oldest queued): false when none.
+  bool front(bool in, std::uint64_t* tag) const {
+    const auto& q = (in ? in_ : out_).queue;
+    if (q.empty()) return false;
+    *tag = q.front().tag;
+    return true;
+  }
   // Advances one packet slot / one bus interval.
   void step_slot();
   void step();
@@ -97,7 +110,7 @@ class UsbBusModel {
     UsbDirectionSetup setup;
     std::deque<Transfer> queue;  // the endpoint's transfers in submission order
     double fifo = 0;             // device FIFO level, bytes (IN: data waiting; OUT: data held)
-    bool overflowing = false, starving = false, started = false;
+    bool overflowing = false, starving = false, started = false, fed = false;
     UsbDirectionStats stats;
   };
   // Moves one packet of d if it may go now; false when it cannot (no ready transfer or no data).
