@@ -24,6 +24,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="hilrig-usb-"))
     for i, (direction, fault, at) in enumerate(json.loads(sys.argv[1])):
         divider = "interpolation" if direction == "tx" else "decimation"
+        # A board over libusb does not report what it received, so a TX case's receive
+        # counters are "not measured": the board's own counts (printed below) are checked.
+        thresholds = "" if direction == "tx" else (
+            'thresholds: {missing_frames: "== 0", pattern_errors: "== 0", malformed_frames: "== 0"}')
         path = tmp / f"case{i}.yaml"
         path.write_text(textwrap.dedent(f"""
             name: usb {direction} {fault or 'clean'}
@@ -33,7 +37,7 @@ def main() -> None:
             {divider}: 16
             transport: {{kind: usb, frame_bytes: 8192, transfer_bytes: 16 KiB, transfers: 4}}
             duration: 300 ms
-            thresholds: {{missing_frames: "== 0", pattern_errors: "== 0", malformed_frames: "== 0"}}
+            {thresholds}
         """))
         case, = load_cases([path])
         board = _usb_mock.BulkDevice()
