@@ -46,10 +46,15 @@ class StatsReader {
   std::thread thread_;
 };
 
+// A complete simulator config from the core's defaults (the parsers require every key).
 json stream(const char* direction, const std::string& kind) {
+  json j = hilrig::to_json(hilrig::default_sim_config(hilrig::parse_transport_kind(kind, "kind"), 4048));
   // 1 MS/s of 1000-sample frames: slow enough for a sanitized build on a busy machine.
-  return {{"direction", direction}, {"channels", 1}, {"sample_format", "sc16"}, {"rate_sps", 1e6},
-          {"frame_bytes", 4048}, {"transport", {{"kind", kind}}}};
+  j["direction"] = direction;
+  j["channels"] = 1;
+  j["sample_format"] = "sc16";
+  j["rate_sps"] = 1e6;
+  return j;
 }
 
 class Streams : public ::testing::TestWithParam<std::string> {};
@@ -59,10 +64,10 @@ TEST_P(Streams, RxFaultsCountExactlyWhileStatsAreRead) {
   hilrig::RxStream rx(hilrig::parse_stream_config(cfg));
   hilrig::SimDevice sim;
   json req = cfg;
-  req["transport"] = rx.endpoint();
+  req["rx_dest"] = rx.endpoint();  // where the simulator sends RX frames
   req["master_clock_hz"] = 100e6;
   req["fifo_frames"] = 4096;
-  req["faults"] = {{"seed", 3}, {"drop_frames", 4}, {"corrupt_samples", 9}, {"duplicate_frames", 3}, {"reorder_frames", 2}};
+  req["faults"].update({{"seed", 3}, {"drop_frames", 4}, {"corrupt_samples", 9}, {"duplicate_frames", 3}, {"reorder_frames", 2}});
   sim.configure(req);
   rx.start();
   sim.start();
@@ -101,9 +106,9 @@ TEST_P(Streams, TxArrivesWholeWhileStatsAreRead) {
   req["master_clock_hz"] = 100e6;
   req["fifo_frames"] = 64;
   const json endpoint = sim.configure(req);
-  json host = cfg;
-  host["transport"] = endpoint;
-  hilrig::TxStream tx(hilrig::parse_stream_config(host));
+  hilrig::StreamConfig host = hilrig::parse_stream_config(cfg);
+  host.transport = hilrig::transport_at_endpoint(host.transport, endpoint, "endpoint");
+  hilrig::TxStream tx(host);
   sim.start();
   tx.start();
   {
