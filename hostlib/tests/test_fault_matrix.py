@@ -137,15 +137,17 @@ def test_tx_host_stall_counts_underruns():
     the simulator's consumer runs dry and counts the underrun (U)."""
     from hostlib.drivers.sim import SimProcess
     from hostlib.reference.frame import encode_frame
+    from hostlib.transports import complete_config
     np = pytest.importorskip("numpy")
 
     rate, spf = 1e6, 2000
     sim = SimProcess()
     try:
         sim.request("hello")
-        answer = sim.request("configure", direction="tx", channels=1, sample_format="sc16", rate_sps=rate,
-                             master_clock_hz=100e6, frame_bytes=48 + 4 * spf, fifo_frames=64,
-                             transport={"kind": "udp", "host": "127.0.0.1", "port": 0})
+        cfg = complete_config({"direction": "tx", "channels": 1, "sample_format": "sc16", "rate_sps": rate,
+                               "master_clock_hz": 100e6, "frame_bytes": 48 + 4 * spf, "fifo_frames": 64,
+                               "transport": {"kind": "udp", "host": "127.0.0.1", "port": 0}}, sim=True)
+        answer = sim.request("configure", **cfg)
         dest = answer["endpoint"]
         sim.request("start")
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
