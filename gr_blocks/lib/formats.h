@@ -8,10 +8,12 @@
 // Item formats of the blocks and their relation to the core's wire formats. A sample
 // of one channel is one pattern word: u32 for sc16 (I = low 16 bits), u16 for sc8
 // (I = low byte), the byte layout of std::complex<int16_t> / <int8_t>; fc32 is a
-// wire sample scaled by 1/32768 (sc16) or 1/128 (sc8): exact in both directions.
+// wire sample scaled by 1/32768 (sc16) or 1/128 (sc8) by the core's conversions
+// (hilrig/convert.hpp, the SoapySDR module's too): exact in both directions.
 #ifndef INCLUDED_HILRIG_FORMATS_H
 #define INCLUDED_HILRIG_FORMATS_H
 
+#include <hilrig/convert.hpp>
 #include <hilrig/frame.hpp>
 
 #include <algorithm>
@@ -67,90 +69,50 @@ inline bool cpu_takes_wire(cpu_format f, ::hilrig::SampleFormat w)
     return f == cpu_format::fc32 || wire_of(f) == w;
 }
 
-inline float full_scale(::hilrig::SampleFormat w)
+// Calls fn(Wire{}, Item{}) with the C++ types of one I or Q value on the wire and in
+// an item of format f (fc32: float; sc16/sc8: the wire's own integer, cpu_takes_wire).
+template <class F>
+inline void with_value_types(::hilrig::SampleFormat w, cpu_format f, F&& fn)
 {
-    return w == ::hilrig::SampleFormat::sc16 ? 32768.0f : 128.0f;
-}
-
-// One wire word at p (of format w) as one item of format f at out.
-inline void word_to_item(const std::uint8_t* p, ::hilrig::SampleFormat w, cpu_format f, std::uint8_t* out)
-{
-    if (f != cpu_format::fc32) {
-        std::memcpy(out, p, ::hilrig::bytes_per_sample(w));
-        return;
-    }
-    float i, q;
-    if (w == ::hilrig::SampleFormat::sc16) {
-        std::int16_t iq[2];
-        std::memcpy(iq, p, 4);
-        i = iq[0], q = iq[1];
-    } else {
-        std::int8_t iq[2];
-        std::memcpy(iq, p, 2);
-        i = iq[0], q = iq[1];
-    }
-    const float s = 1.0f / full_scale(w);
-    std::complex<float> c(i * s, q * s);
-    std::memcpy(out, &c, sizeof c);
-}
-
-// One item of format f at in as one wire word (format w) at p; fc32 rounds and saturates.
-inline void item_to_word(const std::uint8_t* in, cpu_format f, ::hilrig::SampleFormat w, std::uint8_t* p)
-{
-    if (f != cpu_format::fc32) {
-        std::memcpy(p, in, ::hilrig::bytes_per_sample(w));
-        return;
-    }
-    std::complex<float> c;
-    std::memcpy(&c, in, sizeof c);
-    const float s = full_scale(w);
-    auto q = [&](float x) {
-        return std::clamp(std::lrint(x * s), -long(s), long(s) - 1);
+    auto items = [&](auto wire) {
+        if (f == cpu_format::fc32)
+            fn(wire, float{});
+        else
+            fn(wire, decltype(wire){});
     };
-    if (w == ::hilrig::SampleFormat::sc16) {
-        std::int16_t iq[2] = { std::int16_t(q(c.real())), std::int16_t(q(c.imag())) };
-        std::memcpy(p, iq, 4);
-    } else {
-        std::int8_t iq[2] = { std::int8_t(q(c.real())), std::int8_t(q(c.imag())) };
-        std::memcpy(p, iq, 2);
-    }
+    if (w == ::hilrig::SampleFormat::sc16)
+        items(std::int16_t{});
+    else
+        items(std::int8_t{});
 }
 
 // Channel-interleaved wire words (n ticks of `channels` words of format w) to one
-// item array per channel, written from item first_item on; one copy for one sc16/sc8 channel.
+// item array per channel, written from item first_item on. The conversion is the
+// core's (hilrig/convert.hpp, SoapySDR's: fc32 = wire / 2^15 or 2^7, exact both ways).
 inline void deinterleave(const std::uint8_t* words, ::hilrig::SampleFormat w, unsigned channels, std::size_t n,
                          cpu_format f, void* const* outs, std::size_t first_item)
 {
-    const unsigned wb = ::hilrig::bytes_per_sample(w);
-    const std::size_t ib = item_bytes(f), stride = std::size_t(channels) * wb;
-    if (channels == 1 && f != cpu_format::fc32) {
-        std::memcpy(static_cast<std::uint8_t*>(outs[0]) + first_item * ib, words, n * wb);
-        return;
-    }
-    for (unsigned ch = 0; ch < channels; ++ch) {
-        auto* out = static_cast<std::uint8_t*>(outs[ch]) + first_item * ib;
-        const std::uint8_t* p = words + std::size_t(ch) * wb;
-        for (std::size_t i = 0; i < n; ++i, p += stride, out += ib)
-            word_to_item(p, w, f, out);
-    }
+    with_value_types(w, f, [&](auto wire, auto item) {
+        using W = decltype(wire);
+        using I = decltype(item);
+        for (unsigned ch = 0; ch < channels; ++ch)
+            ::hilrig::deinterleave(reinterpret_cast<const W*>(words), channels, ch, std::uint32_t(n),
+                                   static_cast<I*>(outs[ch]) + 2 * first_item);
+    });
 }
 
-// The reverse: item arrays (from item first_item on) to channel-interleaved wire words.
+// The reverse: item arrays (from item first_item on) to channel-interleaved wire words;
+// fc32 is scaled and truncated as SoapySDR does (values outside [-1, 1) do not fit the wire).
 inline void interleave(const void* const* ins, std::size_t first_item, cpu_format f, unsigned channels,
                        std::size_t n, ::hilrig::SampleFormat w, std::uint8_t* words)
 {
-    const unsigned wb = ::hilrig::bytes_per_sample(w);
-    const std::size_t ib = item_bytes(f), stride = std::size_t(channels) * wb;
-    if (channels == 1 && f != cpu_format::fc32) {
-        std::memcpy(words, static_cast<const std::uint8_t*>(ins[0]) + first_item * ib, n * wb);
-        return;
-    }
-    for (unsigned ch = 0; ch < channels; ++ch) {
-        const auto* in = static_cast<const std::uint8_t*>(ins[ch]) + first_item * ib;
-        std::uint8_t* p = words + std::size_t(ch) * wb;
-        for (std::size_t i = 0; i < n; ++i, in += ib, p += stride)
-            item_to_word(in, f, w, p);
-    }
+    with_value_types(w, f, [&](auto wire, auto item) {
+        using W = decltype(wire);
+        using I = decltype(item);
+        for (unsigned ch = 0; ch < channels; ++ch)
+            ::hilrig::interleave(static_cast<const I*>(ins[ch]) + 2 * first_item, channels, ch, std::uint32_t(n),
+                                 reinterpret_cast<W*>(words));
+    });
 }
 
 inline int checked_channels(int channels, const char* block)

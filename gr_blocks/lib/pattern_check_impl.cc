@@ -103,11 +103,9 @@ const uint8_t* pattern_check_impl::words_of(const void* in, int n, unsigned /*ch
 {
     if (d_format != cpu_format::fc32)
         return static_cast<const uint8_t*>(in);
-    const unsigned wb = ::hilrig::bytes_per_sample(d_wire);
-    d_words.resize(std::size_t(n) * wb);
-    const auto* items = static_cast<const uint8_t*>(in);
-    for (int i = 0; i < n; ++i)
-        item_to_word(items + std::size_t(i) * sizeof(gr_complex), d_format, d_wire, &d_words[std::size_t(i) * wb]);
+    d_words.resize(std::size_t(n) * ::hilrig::bytes_per_sample(d_wire));
+    const void* const ins[1] = { in };
+    interleave(ins, 0, d_format, 1, std::size_t(n), d_wire, d_words.data());
     return d_words.data();
 }
 
@@ -209,6 +207,13 @@ int pattern_check_impl::work(int noutput_items,
         for (unsigned ch = 0; ch < d_channels; ++ch)
             classify(ch, words_of(input_items[ch], n, ch), n);
     d_checked += uint64_t(n);
+    if (n > 0) {
+        const uint64_t arrived_ns = ::hilrig::now_ns();
+        if (d_first_ns.load(std::memory_order_relaxed) == 0)
+            d_first_ns.store(arrived_ns, std::memory_order_relaxed);
+        d_last_ns.store(arrived_ns, std::memory_order_relaxed);
+        d_buffers.fetch_add(1, std::memory_order_relaxed);
+    }
 
     if (d_stop_after && d_checked >= d_stop_after) {
         settle_suspects();

@@ -39,6 +39,7 @@ private:
     std::unique_ptr<channel_state[]> d_ch;
     std::vector<uint8_t> d_words;      // interleaved words (fast path) or one channel's (fc32)
     uint64_t d_checked = 0;            // samples per channel consumed so far
+    std::atomic<uint64_t> d_first_ns{ 0 }, d_last_ns{ 0 }, d_buffers{ 0 };
     uint64_t d_next_stats_ns = 0;
     bool d_done = false;
     const pmt::pmt_t d_port;
@@ -56,6 +57,9 @@ public:
                        uint64_t first_sample,
                        double stats_interval_s);
 
+    uint64_t first_sample_ns() const override { return d_first_ns.load(std::memory_order_relaxed); }
+    uint64_t last_sample_ns() const override { return d_last_ns.load(std::memory_order_relaxed); }
+    uint64_t buffers() const override { return d_buffers.load(std::memory_order_relaxed); }
     uint64_t samples(int channel) const override { return sum(&channel_state::samples, channel); }
     uint64_t pattern_errors(int channel) const override
     {

@@ -76,7 +76,7 @@ class RadioDriver(Driver):
 
     def __init__(self, device: Any):
         super().__init__(device)
-        self.radio = None
+        self.radio: Any = None  # the native radio, or a FlowgraphRadio (host: gnuradio)
         self.case = None
         self.configured: dict = {}
         self._info: dict = {}

@@ -8,6 +8,7 @@ is the native core, the same code every other driver uses.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import selectors
@@ -199,9 +200,11 @@ class SimDriver(Driver):
         if direction in ("rx", "loopback"):
             # The host receiver exists first, so the simulator knows where to send.
             if rx_dest is None:
-                receiver = nat.RxStream
+                receiver: Any = nat.RxStream
                 if getattr(case, "host", "native") == "gnuradio":
-                    from .flowgraph import FlowgraphRx as receiver  # the host side as a flowgraph
+                    from .flowgraph import FlowgraphRx  # the host side as a flowgraph
+
+                    receiver = functools.partial(FlowgraphRx, case=case)
                 self.rx = _host_stream(receiver, cfg, case, "receiver")
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest

@@ -91,6 +91,8 @@ class SoapyDriver(RadioDriver):
 
     def configure(self, case: Any) -> None:
         self.case = case
+        if getattr(case, "host", "native") == "gnuradio":
+            return self._configure_flowgraph(case)
         # The simulator behind driver=hilrig sends the counter pattern: check it by default.
         simulated = self._simulated()
         try:
@@ -98,6 +100,20 @@ class SoapyDriver(RadioDriver):
         except (RuntimeError, ValueError) as exc:
             raise DeviceError(f"SoapySDR device {self._args()!r} refused the configuration: {exc}") from exc
         rate_checked(case, self.configured, f"SoapySDR device {self._args()!r}")
+
+    def _configure_flowgraph(self, case: Any) -> None:
+        """host: gnuradio: GNU Radio's soapy.source opens the device with the same device
+        and stream args, in front of pattern_check (hostlib/drivers/flowgraph.py)."""
+        from .flowgraph import FlowgraphRadio, formats_for, source_spec_soapy
+
+        chain, source_format, check_format = formats_for(case)
+        native_radio, self.radio = self.radio, None
+        del native_radio  # the flowgraph's source opens the device itself: the native one lets it go
+        frequency = (getattr(self.device, "args", {}) or {}).get("frequency_hz")
+        spec = source_spec_soapy(case, self._args(), self.stream_args(case), source_format, frequency)
+        self.radio = FlowgraphRadio(spec, case, chain, check_format)
+        self.configured = self.radio.configured()
+        rate_checked(case, self.configured, f"SoapySDR device {self._args()!r} (GNU Radio soapy source)")
 
     def device_stats(self, stats: dict) -> dict:
         """The hilrig module reports the simulator's own counters as a sensor; a

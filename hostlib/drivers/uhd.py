@@ -66,8 +66,10 @@ class UhdDriver(RadioDriver):
             problems = b2xx_frame_problems(uhd_device_args(self.device, case))
             if problems:
                 raise ConfigError(f"{getattr(case, 'location', case.name)}: B2xx over USB: " + "; ".join(problems))
-        nat = native()
         args = uhd_args(self.device, case)
+        if getattr(case, "host", "native") == "gnuradio":
+            return self._configure_flowgraph(case, args)
+        nat = native()
         try:
             self.radio = nat.UhdRadio(args)
             self._info = self.radio.info()
@@ -76,3 +78,14 @@ class UhdDriver(RadioDriver):
         except RuntimeError as exc:
             raise DeviceError(f"UHD device {args!r}: {exc}") from exc
         rate_checked(case, self.configured, f"UHD device {args!r}")
+
+    def _configure_flowgraph(self, case: Any, args: str) -> None:
+        """host: gnuradio: gr-uhd's usrp_source opens the USRP with the same device args
+        (rig args, usb frame args, transport_args), in front of pattern_check."""
+        from .flowgraph import FlowgraphRadio, formats_for, source_spec_uhd
+
+        chain, source_format, check_format = formats_for(case)
+        frequency = (getattr(self.device, "args", {}) or {}).get("frequency_hz")
+        self.radio = FlowgraphRadio(source_spec_uhd(case, args, source_format, frequency), case, chain, check_format)
+        self.configured = self.radio.configured()
+        rate_checked(case, self.configured, f"UHD device {args!r} (GNU Radio usrp_source)")

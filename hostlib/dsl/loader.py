@@ -122,6 +122,8 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         schema_errs = pydantic_errors(e, CaseModel)
         return None, schema_errs + _semantic_after_repair(data, schema_errs)
     errs, thresholds, factor, timeout = _semantic(m)
+    flowgraph, flowgraph_err = _flowgraph_path(m, file)
+    errs += flowgraph_err
     if errs:
         return None, errs
     t = m.transport
@@ -155,9 +157,25 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         faults=m.faults.model_dump(), sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames,
         requires=_requires(m), stream_args=dict(m.stream_args),
         transport_args=(m.transport_args.model_dump(exclude_none=True) if m.transport_args else {}),
-        host=m.host, expect_error=m.expect_error,
+        host=m.host, expect_error=m.expect_error, flowgraph=flowgraph,
     )
     return case, []
+
+
+def _flowgraph_path(m: CaseModel, file: str) -> tuple[str | None, list[Err]]:
+    """`flowgraph:` resolved against the case file's folder (kept ":Class" suffix)."""
+    if m.flowgraph is None:
+        return None, []
+    if m.host != "gnuradio":
+        return None, [(("flowgraph",), "a lab's flowgraph is the host side of the stream: it needs host: gnuradio")]
+    path, sep, cls = m.flowgraph.partition(".py:")
+    path = path + ".py" if sep else path
+    resolved = (Path(file).parent / path).resolve()
+    if resolved.suffix not in (".grc", ".py"):
+        return None, [(("flowgraph",), f"{m.flowgraph!r} is not a .grc or .py file (optionally .py:ClassName)")]
+    if not resolved.is_file():
+        return None, [(("flowgraph",), f"flowgraph file {resolved} not found (paths are relative to the case file)")]
+    return str(resolved) + (f":{cls}" if sep else ""), []
 
 
 def _requires(m: CaseModel) -> dict[str, Any]:

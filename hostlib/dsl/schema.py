@@ -160,6 +160,9 @@ class CaseModel(BaseModel):
     # The host side of the stream: the native receiver, or a GNU Radio flowgraph
     # (rig_source -> pattern_check, gr_blocks/) with the same metrics.
     host: Literal["native", "gnuradio"] = "native"
+    # host: gnuradio with the lab's own chain between the source and pattern_check: a
+    # .grc (hier block) or a .py (gr.hier_block2 subclass), relative to the case file.
+    flowgraph: NonEmpty | None = None
     # A negative case: the run must end ERROR of this kind (e.g. `device` with
     # faults.die_after_ms: the rig must notice the device going); then it passes.
     expect_error: Literal["device", "infrastructure", "config"] | None = None

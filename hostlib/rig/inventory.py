@@ -39,9 +39,13 @@ class DeviceEntry:
     def unsupported_reason(self, case: "Case") -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
-        if getattr(case, "host", "native") == "gnuradio" and self.driver != "sim":
-            # rig_source receives hilrig frames; a soapy/uhd source block is not wired yet.
-            return f"host: gnuradio runs on the simulator so far; device {self.alias!r} is driver {self.driver}"
+        if getattr(case, "host", "native") == "gnuradio":
+            # The flowgraph's source is the device's: rig_source (sim: udp, shm),
+            # soapy.source (soapy), usrp_source (uhd); a libusb board has no GNU Radio source.
+            if self.driver not in ("sim", "soapy", "uhd"):
+                return f"host: gnuradio has no GNU Radio source for device {self.alias!r} (driver {self.driver})"
+            if self.driver == "sim" and case.transport.kind not in ("udp", "shm"):
+                return f"host: gnuradio on the simulator: rig_source has no {case.transport.kind} transport (udp, shm)"
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         if case.direction not in self.directions:

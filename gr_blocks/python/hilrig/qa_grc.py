@@ -80,6 +80,9 @@ class qa_grc(gr_unittest.TestCase):
     def test_every_example_validates_and_generates(self):
         self.assertGreaterEqual(len(EXAMPLES), 2)
         with tempfile.TemporaryDirectory() as out:
+            # A hier block example (lab_chain.grc) generates into hier_block_lib_dir
+            # (~/.grc_gnuradio by default): here, as grcc -o does.
+            self.platform.config.hier_block_lib_dir = out
             for grc in EXAMPLES:
                 with self.subTest(example=grc.name):
                     fg, generated = self.platform.load_and_generate_flow_graph(str(grc), out)

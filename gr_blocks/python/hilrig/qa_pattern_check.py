@@ -89,6 +89,27 @@ class qa_pattern_check(gr_unittest.TestCase):
         self.assertEqual(list(per), [250_000, 250_000])
         self.assertEqual(pmt.to_uint64(pmt.dict_ref(stats, pmt.intern("pattern_errors"), pmt.PMT_NIL)), 0)
 
+    def test_arrival_counters_say_when_and_in_how_many_buffers(self):
+        # The counters a flowgraph host reads for a source that counts no frames
+        # (gr-uhd, gr-soapy on a radio): the core's monotonic clock, one buffer per work call.
+        fresh = hilrig.pattern_check("sc16", 1)
+        self.assertEqual((fresh.buffers(), fresh.first_sample_ns(), fresh.last_sample_ns()), (0, 0, 0))
+        import time
+        before = time.monotonic_ns()
+        chk = check("sc16", [counter(0, 100_000)])
+        after = time.monotonic_ns()
+        self.assertEqual(chk.samples(), 100_000)
+        self.assertGreaterEqual(chk.buffers(), 1)
+        self.assertLessEqual(chk.buffers(), 100_000)
+        self.assertTrue(before <= chk.first_sample_ns() <= chk.last_sample_ns() <= after)
+
+    def test_fc32_converts_as_the_core_does_sc16_words_scaled_by_2_15(self):
+        # fc32 -> word is the core's conversion (hilrig/convert.hpp: x * 2^15, truncated):
+        # exact for every scaled word, so the whole signed range checks clean.
+        words = counter(0x7FFF0000 - 50_000, 100_000)
+        chk = check("fc32", [words], 0x7FFF0000 - 50_000)
+        self.assertEqual((chk.samples(), chk.pattern_errors(), chk.gaps()), (100_000, 0, 0))
+
     def test_channel_out_of_range_is_named(self):
         chk = hilrig.pattern_check("sc16", 2)
         with self.assertRaisesRegex(IndexError, "channel 2"):

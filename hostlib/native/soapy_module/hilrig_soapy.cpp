@@ -171,6 +171,9 @@ class HilrigDevice : public SoapySDR::Device {
     info.name = key;
     info.type = SoapySDR::ArgInfo::STRING;
     info.description = "JSON object (docs/architecture.md, docs/drivers.md)";
+    // The current reading, as SoapyUHD fills it: GNU Radio 3.10's Python read_sensor
+    // returns get_sensor_info(key).value (docs/gnuradio.md).
+    info.value = readSensor(key);
     return info;
   }
   std::string readSensor(const std::string& key) const override {

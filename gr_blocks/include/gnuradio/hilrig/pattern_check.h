@@ -52,6 +52,11 @@ public:
     virtual uint64_t pattern_errors(int channel = -1) const = 0;
     virtual uint64_t gaps(int channel = -1) const = 0;
     virtual uint64_t missing_samples(int channel = -1) const = 0;
+    //! When samples reached the check (the core's clock, CLOCK_MONOTONIC ns, 0 before
+    //! any) and in how many work calls: the arrival counters of a source that has none.
+    virtual uint64_t first_sample_ns() const = 0;
+    virtual uint64_t last_sample_ns() const = 0;
+    virtual uint64_t buffers() const = 0;
     //! The dict the stats port carries.
     virtual pmt::pmt_t stats() const = 0;
 };

@@ -25,5 +25,8 @@ void bind_pattern_check(py::module& m)
         .def("pattern_errors", &pattern_check::pattern_errors, py::arg("channel") = -1)
         .def("gaps", &pattern_check::gaps, py::arg("channel") = -1)
         .def("missing_samples", &pattern_check::missing_samples, py::arg("channel") = -1)
+        .def("first_sample_ns", &pattern_check::first_sample_ns)
+        .def("last_sample_ns", &pattern_check::last_sample_ns)
+        .def("buffers", &pattern_check::buffers)
         .def("stats", &pattern_check::stats);
 }
