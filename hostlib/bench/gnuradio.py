@@ -100,8 +100,13 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:   # a free port for udp_source
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        src = network.udp_source(1, 1, port, 0, FRAME_BYTES, False, False, False)
-        sink = blocks.null_sink(1)
+        # sc16 items (4 bytes) as rig_source outputs; udp_source reads one datagram per
+        # work call and, when none is waiting, returns 0 and sleeps the scheduler's
+        # blocked-input timer: at its default it passes ~60 datagrams/s whatever the
+        # rate (docs/performance.md), so it gets the 1 ms a lab would set.
+        src = network.udp_source(ITEM_BYTES, 1, port, 0, FRAME_BYTES, False, False, False)
+        src.set_blkd_input_timer_value(1)
+        sink = blocks.null_sink(ITEM_BYTES)
         tb.connect(src, sink)
         target = _Endpoint(port)
     sim = Simulator(target, case)
@@ -120,12 +125,12 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
         return ok and dev.get("overflow_frames", 0) == 0, float(dev["frames_sent"])
     # Let udp_source drain the socket: wait until its count stops growing (<= 3 s).
     got, deadline = -1, time.monotonic() + 3.0
-    while time.monotonic() < deadline and sink.nitems_read(0) != got:
-        got = sink.nitems_read(0)
+    while time.monotonic() < deadline and sink.nitems_read(0) * ITEM_BYTES != got:
+        got = sink.nitems_read(0) * ITEM_BYTES
         time.sleep(0.3)
     tb.stop()
     tb.wait()
-    got = sink.nitems_read(0)
+    got = sink.nitems_read(0) * ITEM_BYTES   # bytes, datagram payloads as they came
     # frames_sent counts the simulator's 48-byte EOB frame, which udp_source (payload
     # size 8000) never outputs, and udp_source outputs a datagram only when the next
     # one arrives (measured: 51 of 52 from a plain socket at 50/s): so the last two.
