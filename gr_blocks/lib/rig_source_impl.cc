@@ -105,6 +105,10 @@ rig_source_impl::rig_source_impl(const std::string& format,
         throw std::runtime_error(std::string("hilrig rig_source: ") + e.what());
     }
     d_check = std::make_unique<::hilrig::RxChecker>(d_counters);
+    // work() returns 0 after 10 ms without a frame (so stop() is seen); the scheduler
+    // then parks a source for its blocked-input timer, 250 ms by default: longer than
+    // the ~50 ms the socket buffer or ring holds, so the first frames would be lost.
+    set_blkd_input_timer_value(1);
 }
 
 rig_source_impl::~rig_source_impl() { release_current(); }

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from .record import BenchRow
 
 ITEM_BYTES = 4            # sc16
+UDP_CEILING_SPS = 1e9     # where the zero-loss searches start
 FRAME_BYTES = 8000
 
 
@@ -119,7 +120,13 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
     finally:
         sim.close()
     if receiver == "rig_source":
-        tb.wait()   # ends at the simulator's EOB
+        # The flowgraph ends at the simulator's EOB; a window that lost frames may have
+        # lost the EOB too: then it is stopped (and is not clean anyway).
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and not src.stats()["eob_received"]:
+            time.sleep(0.01)
+        tb.stop()
+        tb.wait()
         s = src.stats()
         ok = s["missing_frames"] == 0 and s["overruns"] == 0 and chk.pattern_errors() == 0 and chk.gaps() == 0
         return ok and dev.get("overflow_frames", 0) == 0, float(dev["frames_sent"])
@@ -172,8 +179,9 @@ def rows(window_s: float, repeats: int) -> list[tuple[tuple, BenchRow]]:
                  f"{copy_r[0] * ITEM_BYTES / 1e9:6.2f} GB/s", f"{chk_r[0] / copy_r[0]:.2f}"),
                 BenchRow(label, ITEM_BYTES, chk_r[0] * ITEM_BYTES, None, None, peer_label, copy_r[0] * ITEM_BYTES,
                          None, chk_r[0] / copy_r[0])))
-    rig = _zero_loss_sps("rig_source", window_s, 100e6)
-    peer = _zero_loss_sps("udp_source", window_s, 100e6)
+    # The same search from the same ceiling for both (1 GS/s: rig_source passed 100 MS/s).
+    rig = _zero_loss_sps("rig_source", window_s, UDP_CEILING_SPS)
+    peer = _zero_loss_sps("udp_source", window_s, UDP_CEILING_SPS)
     label = "GR UDP zero-loss from hilrig-sim"
     # sc16, one channel: ITEM_BYTES per sample; frames of FRAME_BYTES payload.
     out.append(((label, f"{FRAME_BYTES} B", f"{rig / 1e6:7.1f} MS/s", "-", "network.udp_source",

@@ -123,6 +123,32 @@ class qa_rig_source(gr_unittest.TestCase):
         self.assertEqual(sink.samples_sent(), n)
         return src
 
+    def test_a_stream_that_starts_after_an_idle_spell_loses_nothing(self):
+        # An idle rig_source returns 0 every 10 ms; the scheduler parks such a source
+        # for its blocked-input timer (250 ms by default), longer than a socket buffer
+        # of a few frames holds: rig_source sets 1 ms, so a stream starting late
+        # (the simulator after the flowgraph) keeps its first frames.
+        import time
+        tb = gr.top_block()
+        src = hilrig.rig_source("sc16", 1, "udp", "127.0.0.1:0", 8000, 0, 64 * 1024)
+        chk = hilrig.pattern_check("sc16", 1, stats_interval_s=0)
+        tb.connect(src, chk)
+        port = src.endpoint()["port"]
+        tb.start()
+        time.sleep(0.6)
+        ticks = (8000 - 48) // 4
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            t0 = time.monotonic()
+            for seq in range(200):   # 1000 frames/s for 0.2 s: the buffer holds ~12 ms of it
+                words = np.arange(seq * ticks, (seq + 1) * ticks, dtype=np.uint32)
+                s.sendto(encode_frame({"seq": seq, "sample_tick": seq * ticks}, words.tobytes()),
+                         ("127.0.0.1", port))
+                time.sleep(max(0.0, t0 + (seq + 1) / 1000 - time.monotonic()))
+            s.sendto(eob(200), ("127.0.0.1", port))
+        tb.wait()
+        self.assertLessEqual(src.stats()["missing_frames"], 10)   # parked 250 ms: ~190 missing
+        self.assertEqual(chk.pattern_errors(), 0)
+
     def test_shm_loopback_is_gapless(self):
         self.loopback("shm", "sc16", 2, 600_000)
 
