@@ -37,6 +37,7 @@ class Trial:
     checked_sps: float          # samples the host received and checked, per second
     clean: bool
     model_cycles_per_s: float   # 0 for the C++ core
+    model_cycles_per_cpu_s: float  # per second of CPU time of the thread clocking it (the model's own speed)
     detail: str
 
 
@@ -60,13 +61,15 @@ def trial(alias: str, rate_sps: float, seconds: float) -> Trial:
     span_s = max(float(rx.get("last_frame_ns", 0)) - float(rx.get("first_frame_ns", 0)), 1.0) / 1e9
     checked_sps = float(rx.get("frames_received", 0)) * SAMPLES_PER_FRAME / span_s
     cycles_per_s = float(dev.get("rtl_cycles", 0)) / span_s
+    cpu_s = float(dev.get("rtl_thread_cpu_ns", 0)) / 1e9
+    cycles_per_cpu_s = float(dev.get("rtl_cycles", 0)) / cpu_s if cpu_s else 0.0
     bad = {k: v for k, v in (("missing", rx.get("missing_frames", 0)), ("pattern_err", rx.get("pattern_errors", 0)),
                              ("overflow", dev.get("overflow_frames", 0)), ("pauses", dev.get("rtl_pauses", 0))) if v}
     clean = not bad and checked_sps >= 0.99 * rate_sps
     if not bad and not clean:
         bad["received"] = f"{checked_sps / rate_sps:.1%}"
     detail = " ".join(f"{k}={v}" for k, v in bad.items())
-    return Trial(rate_sps, checked_sps, clean, cycles_per_s, detail)
+    return Trial(rate_sps, checked_sps, clean, cycles_per_s, cycles_per_cpu_s, detail)
 
 
 def highest_clean(alias: str, start_sps: float, step: float, seconds: float, tries: int) -> tuple[Trial | None, Trial]:
@@ -99,7 +102,8 @@ def rows(window_s: float) -> list[tuple[tuple, dict]]:
             return f"none clean (at {last.rate_sps / 1e6:g} MS/s: {last.checked_sps / 1e6:.2f} MS/s {last.detail})"
         text = f"{t.checked_sps / 1e6:6.2f} MS/s checked at {t.rate_sps / 1e6:g} MS/s"
         if rtl_core:
-            text += f", model {t.model_cycles_per_s / 1e6:.2f} M cycles/s"
+            text += (f", model {t.model_cycles_per_s / 1e6:.2f} M cycles/s "
+                     f"({t.model_cycles_per_cpu_s / 1e6:.1f} M per CPU s)")
         return text
 
     ratio = rtl.checked_sps / cpp.checked_sps if rtl and cpp else None

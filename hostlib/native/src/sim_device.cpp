@@ -12,6 +12,7 @@
 #include "hilrig/framer.hpp"
 #include "hilrig/sim_link.hpp"
 #include "hilrig/usb_engine.hpp"
+#include <time.h>
 #include <unistd.h>
 
 namespace hilrig {
@@ -119,7 +120,7 @@ void SimDevice::reset_counters() {
                &overflow_link_full_frames_, &overflow_late_frames_, &producer_longest_gap_ns_,
                &fifo_peak_frames_, &injected_stalls_, &injected_stall_ns_})
     c->store(0);
-  for (C* c : {&rtl_stats_.cycles, &rtl_stats_.pauses, &rtl_stats_.paused_cycles, &rtl_stats_.ticks_lost,
+  for (C* c : {&rtl_stats_.cycles, &rtl_stats_.thread_cpu_ns, &rtl_stats_.pauses, &rtl_stats_.paused_cycles, &rtl_stats_.ticks_lost,
                &rtl_stats_.frames_ok, &rtl_stats_.samples_ok, &rtl_stats_.malformed, &rtl_stats_.seq_errors,
                &rtl_stats_.missing, &rtl_stats_.late, &rtl_stats_.pattern_errors, &rtl_stats_.consumed_beats})
     c->store(0);
@@ -584,6 +585,7 @@ json SimDevice::with_rtl_stats(json s) const {
   s["rtl_cycles"] = g(rtl_stats_.cycles);
   s["rtl_clock_hz"] = configured_ ? cfg_.stream.rate_sps * rtl_rate_div_ : 0.0;
   s["rtl_rate_div"] = rtl_rate_div_;
+  s["rtl_thread_cpu_ns"] = g(rtl_stats_.thread_cpu_ns);  // CPU time of the thread clocking the model
   s["rtl_pauses"] = g(rtl_stats_.pauses);
   s["rtl_paused_cycles"] = g(rtl_stats_.paused_cycles);
   s["rtl_rx_ticks_lost"] = g(rtl_stats_.ticks_lost);
@@ -602,6 +604,14 @@ json SimDevice::with_rtl_stats(json s) const {
   s["tx_reordered_frames"] = nullptr;
   return s;
 }
+
+namespace {
+std::uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::uint64_t(ts.tv_sec) * 1'000'000'000ull + std::uint64_t(ts.tv_nsec);
+}
+}  // namespace
 
 // Real time: the model's clock runs at rate_sps x rtl_rate_div_ clocks per second of
 // wall time (master_clock_hz), caught up on every pass. A model that falls behind by more
@@ -754,6 +764,7 @@ void SimDevice::run_rtl(Link* rx) {
       rx->end_batch(false);
       counter_max(fifo_peak_frames_, rx->pending());
     }
+    rtl_stats_.thread_cpu_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     pull_tx();
     if (core.cycles() >= due(now_ns())) {
       if (rx) rx->idle_until(now_ns() + kPassNs);

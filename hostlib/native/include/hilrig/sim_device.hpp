@@ -83,7 +83,7 @@ class SimDevice {
   std::unique_ptr<RtlCore> rtl_;
   std::uint16_t rtl_rate_div_ = 1;  // rx_rate_div = tx_rate_div = master_clock_hz / rate_sps
   struct RtlStats {
-    C cycles{0}, pauses{0}, paused_cycles{0}, ticks_lost{0};
+    C cycles{0}, pauses{0}, paused_cycles{0}, ticks_lost{0}, thread_cpu_ns{0};
     C frames_ok{0}, samples_ok{0}, malformed{0}, seq_errors{0}, missing{0}, late{0}, pattern_errors{0}, consumed_beats{0};
   } rtl_stats_;
   void publish_rtl(const RtlCounters& c);
