@@ -128,7 +128,7 @@ def test_rx_frames_come_out_of_the_clocked_model(write_case, sim_rig):
 
 
 @pytest.mark.parametrize("name", ["RTL RX UDP 1 MS/s", "RTL TX UDP 1 MS/s", "RTL loopback shm 1 MS/s",
-                                  "RTL RX UDP injected faults"])
+                                  "RTL RX UDP injected faults", "RTL TX UDP injected faults"])
 def test_yaml_cases_pass_against_the_rtl(name, sim_rig):
     from hostlib.dsl import load_cases
     [case] = [c for c in load_cases([CASES]) if c.name == name]
@@ -137,9 +137,46 @@ def test_yaml_cases_pass_against_the_rtl(name, sim_rig):
         result = run_case(case, sim_rig, run_id="test")   # the machine was busy: once more
     m = result.metrics
     assert result.verdict == "PASS", (result.message, m)
-    if "faults" in name:  # the injected truth, counted exactly by the host
+    if "faults" in name:  # the injected truth, counted exactly by the host (RX) or the RTL checker (TX)
         assert m["injected_drop_frames"] == m["missing_frames"] == 2
         assert m["injected_corrupt_samples"] == m["pattern_errors"] == 5
+    if "RX UDP injected" in name:
         assert m["injected_duplicate_frames"] == m["duplicate_frames"] == 1
         assert m["injected_reorder_frames"] == m["reordered_frames"] == 1
+    if "TX" in name:  # the checker has no duplicate window: those two are not measured, not 0
+        assert "duplicate_frames" not in m and "reordered_frames" not in m
 
+
+
+def test_a_model_behind_real_time_overflows_in_the_rtl(write_case, sim_rig):
+    """100 M clocks a second is more than the model runs: with 4 frames of slack its clock
+    pauses, and the RTL's packetizer drops whole frames and flags the next one
+    OVERFLOW_BEFORE, which the host counts exactly as it does a device's."""
+    [case] = write_case("""
+        name: RTL RX beyond the model
+        device: rtl
+        direction: rx
+        master_clock: 100 MHz
+        decimation: 1
+        transport: {kind: shm, frame_bytes: 1040}
+        fifo_frames: 4
+        duration: 0.5 s
+        thresholds: {missing_frames: "== 0"}
+        """)
+    driver = SimDriver(sim_rig.device("rtl"))
+    driver.open()
+    try:
+        driver.configure(case)
+        driver.start()
+        time.sleep(0.5)
+        final = driver.stop()
+    finally:
+        driver.close()
+    dev, rx = final.device, final.host_rx
+    assert dev["rtl_pauses"] > 0 and dev["rtl_paused_cycles"] > 0
+    assert dev["overflow_frames"] > 0 and dev["overflow_late_frames"] > 0
+    assert dev["overflow_late_frames"] + dev["overflow_link_full_frames"] == dev["overflow_frames"]
+    # Every frame the RTL dropped is a seq gap behind an OVERFLOW_BEFORE frame at the host.
+    assert rx["overruns"] == dev["overflow_events"] > 0
+    assert rx["missing_frames"] == dev["overflow_frames"]
+    assert rx["pattern_errors"] == 0 and rx["duplicate_frames"] == 0

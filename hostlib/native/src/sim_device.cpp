@@ -716,7 +716,10 @@ void SimDevice::run_rtl(Link* rx) {
   socklen_t gro_len = sizeof gro;
   if (tx_on && !tx_ring_ && !usb_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
   UdpRecvBatch batch(gro ? 16 : 64, std::size_t(cfg.frame_bytes) + 1, gro != 0);
-  const std::uint64_t tx_queue_cap = std::max<std::uint64_t>(cfg_.fifo_frames, 4);
+  // Frames waiting for tx_axis: the device's FIFO in front of the RTL (at most 256 frames);
+  // when it is full the link is not served, so the host waits (a socket buffer or ring
+  // fills, the USB bus NAKs) instead of this queue growing at the link's speed.
+  const std::uint64_t tx_queue_cap = std::clamp<std::uint64_t>(cfg_.fifo_frames, 4, 256);
   auto pull_tx = [&]() {  // takes what the link holds, up to the device's queue
     if (!tx_on || core.tx_queued_frames() >= tx_queue_cap) return;
     if (usb_out) {
