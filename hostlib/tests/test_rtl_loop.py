@@ -30,6 +30,21 @@ def rtl_image():
     return next(im for im in load_images() if im.image == "hilrig-loopback-rtl")
 
 
+def stream(sim_rig, case, seconds: float):
+    """The `rtl` device streams `case` for `seconds`: (final snapshot, seconds from start to stop)."""
+    driver = SimDriver(sim_rig.device("rtl"))
+    driver.open()
+    try:
+        driver.configure(case)
+        driver.start()
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        final = driver.stop()
+        return final, time.monotonic() - t0
+    finally:
+        driver.close()
+
+
 def test_rig_device_rtl_runs_the_rtl_image(sim_rig):
     entry = sim_rig.device("rtl")
     assert entry.driver == "sim" and entry.firmware == "rtl"
@@ -106,17 +121,7 @@ def test_rx_frames_come_out_of_the_clocked_model(write_case, sim_rig):
         duration: 0.5 s
         thresholds: {missing_frames: "== 0"}
         """)
-    driver = SimDriver(sim_rig.device("rtl"))
-    driver.open()
-    try:
-        driver.configure(case)
-        driver.start()
-        t0 = time.monotonic()
-        time.sleep(0.5)
-        final = driver.stop()
-        elapsed = time.monotonic() - t0
-    finally:
-        driver.close()
+    final, elapsed = stream(sim_rig, case, 0.5)
     dev, rx = final.device, final.host_rx
     assert dev["device_core"] == "rtl" and dev["rtl_rate_div"] == 2 and dev["rtl_clock_hz"] == 2e6
     # 2 M clocks per second of wall time, less the 1 ms start delay, plus the stop's EOB run
@@ -163,15 +168,7 @@ def test_a_model_behind_real_time_overflows_in_the_rtl(write_case, sim_rig):
         duration: 0.5 s
         thresholds: {missing_frames: "== 0"}
         """)
-    driver = SimDriver(sim_rig.device("rtl"))
-    driver.open()
-    try:
-        driver.configure(case)
-        driver.start()
-        time.sleep(0.5)
-        final = driver.stop()
-    finally:
-        driver.close()
+    final, _ = stream(sim_rig, case, 0.5)
     dev, rx = final.device, final.host_rx
     assert dev["rtl_pauses"] > 0 and dev["rtl_paused_cycles"] > 0
     assert dev["overflow_frames"] > 0 and dev["overflow_late_frames"] > 0
