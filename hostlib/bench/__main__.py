@@ -7,7 +7,8 @@ for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
 median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench); BENCH_ONLY=udp,
 iperf3,shm,pymmap,sim,soapy,gnuradio,usb picks row groups (soapy: SoapySDRUtil --rate through the module
 driver=hilrig beside the native RxStream at the same rate and frame size; gnuradio: gr-hilrig beside GNU Radio's
-own blocks, hostlib/bench/gnuradio.py; usb: the USB engine over the simulated links and umockdev).
+own blocks, hostlib/bench/gnuradio.py; usb: the USB engine over the simulated links and umockdev; rtl: RTL in
+the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py).
 """
 from __future__ import annotations
 
@@ -265,7 +266,8 @@ def main() -> int:
     confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
     sim_s = 30.0 if long else 3.0
     repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY", "udp,iperf3,shm,pymmap,sim,soapy,gnuradio,usb").split(",")))
+    only = set(filter(None, os.environ.get("BENCH_ONLY",
+                                           "udp,iperf3,shm,pymmap,sim,soapy,gnuradio,usb,rtl").split(",")))
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
@@ -396,6 +398,10 @@ def main() -> int:
                 f"{u['process_cpu_percent']:.0f}", "umockdev is the ceiling", "-", "-",
                 data=BenchRow("USB libusb via umockdev, checked", transfer_bytes, u["bytes_per_s"], None,
                               u["process_cpu_percent"], "umockdev is the ceiling"))
+    if "rtl" in only:
+        from .rtl_loop import rows as rtl_rows
+        for r, data in rtl_rows(window_s):
+            add(*r, data=BenchRow(**data))
     for r in rows:
         table.add_row(*r)
     out = Console(width=200)

@@ -179,11 +179,16 @@ class SimDriver(Driver):
 
     def open(self) -> None:
         args = dict(getattr(self.device, "args", {}) or {})
-        self.sim = SimProcess(args.get("binary"))
+        firmware = getattr(self.device, "firmware", None)   # rtl: the RTL of firmware/rtl as the device core
+        self.sim = SimProcess(args.get("binary"), ["--firmware", firmware] if firmware else None)
         self._hello = self.sim.request("hello")
 
     def versions(self) -> dict[str, str]:
-        return {"hilrig-sim": str(getattr(self, "_hello", {}).get("version", "?"))}
+        hello = getattr(self, "_hello", {})
+        out = {"hilrig-sim": str(hello.get("version", "?"))}
+        if hello.get("firmware") == "rtl":
+            out[str(hello["image"])] = f"{hello['fpga_version']} (rtl {hello['rtl_git_hash']})"
+        return out
 
     def configure(self, case: Any, rx_dest: dict | None = None) -> None:
         """rx_dest: the endpoint of a host receiver that is not this driver's own

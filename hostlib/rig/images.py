@@ -14,8 +14,8 @@ from ruamel.yaml import YAML
 
 from .._exceptions import ConfigError
 
-__all__ = ["Image", "load_images", "rtl_tree_hash", "reported_version", "compare_images", "image_rows", "ImageRow",
-           "manifest_path", "MANIFEST_NAME"]
+__all__ = ["Image", "load_images", "rtl_tree_hash", "reported_version", "sim_hello", "compare_images", "image_rows",
+           "ImageRow", "manifest_path", "MANIFEST_NAME"]
 
 MANIFEST_NAME = "images.yaml"
 # keys a driver may report the running image's version under, most specific first
@@ -50,6 +50,8 @@ class Image:
     def applies_to(self, entry: Any) -> bool:
         if self.devices.get("driver") != entry.driver:
             return False
+        if self.devices.get("firmware") != getattr(entry, "firmware", None):   # the simulator's device core
+            return False
         want = self.devices.get("args") or {}
         return all(str((entry.args or {}).get(k)) == str(v) for k, v in want.items())
 
@@ -81,19 +83,27 @@ def rtl_tree_hash(rtl_dir: Path | None = None) -> str:
     return hashlib.sha1(b"tree %d\0" % len(entries) + entries).hexdigest()
 
 
-def reported_version(found: Any) -> tuple[str, str] | None:
-    """(key, version) the device reports, or None. The simulator is asked (`hello`)."""
+def reported_version(found: Any, firmware: str | None = None, key: str = "version") -> tuple[str, str] | None:
+    """(key, version) the device reports, or None. The simulator is asked (`hello`, run with
+    --firmware when the rig entry names its device core; key: the image's reported_as)."""
     if found.kind == "sim":
-        try:
-            out = subprocess.run([found.args["binary"]], input='{"cmd": "hello"}\n', capture_output=True,
-                                 text=True, timeout=10)
-            return "version", str(json.loads(out.stdout.splitlines()[0])["version"])
-        except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
-            return None
-    for key in VERSION_KEYS:
-        if found.args.get(key) not in (None, ""):
-            return key, str(found.args[key])
+        hello = sim_hello(found, firmware)
+        return (key, str(hello[key])) if hello and key in hello else None
+    for k in VERSION_KEYS:
+        if found.args.get(k) not in (None, ""):
+            return k, str(found.args[k])
     return None
+
+
+def sim_hello(found: Any, firmware: str | None = None) -> dict[str, Any] | None:
+    """The simulator's `hello` answer (its version, and the RTL image it runs), None if it cannot say."""
+    try:
+        out = subprocess.run([found.args["binary"], *(["--firmware", firmware] if firmware else [])],
+                             input='{"cmd": "hello"}\n', capture_output=True, text=True, timeout=10)
+        hello = json.loads(out.stdout.splitlines()[0])
+        return hello if isinstance(hello, dict) else None
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+        return None
 
 
 @dataclass
@@ -126,13 +136,20 @@ def compare_images(rig: Any, found_by_alias: dict[str, Any], images: list[Image]
         found = found_by_alias.get(alias)
         if image is None or found is None:
             continue
-        got = reported_version(found)
+        firmware = getattr(entry, "firmware", None)
+        got = reported_version(found, firmware, image.reported_as) if found.kind == "sim" else reported_version(found)
         want = f"{image.image} {image.version} (frame format v{image.frame_format_version}"
         want += f", rtl {image.rtl_git_hash[:12]})" if image.rtl_git_hash else ")"
+        # The RTL in the simulator also says which RTL it was built from.
+        hello = sim_hello(found, firmware) if found.kind == "sim" and firmware == "rtl" else None
+        rtl_hash = str((hello or {}).get("rtl_git_hash") or "")
         if got is None:
             rows.append(ImageRow(alias, False, f"expects {want}; the device reports no {image.reported_as}"))
         elif got[1] != image.version:
             rows.append(ImageRow(alias, False, f"expects {want}; the device reports {got[0]}={got[1]}"))
+        elif image.rtl_git_hash and rtl_hash and rtl_hash != image.rtl_git_hash:
+            rows.append(ImageRow(alias, False,
+                                 f"expects {want}; the device reports rtl_git_hash={rtl_hash[:12]}"))
         else:
             rows.append(ImageRow(alias, True, f"runs {want}"))
     return rows

@@ -33,6 +33,7 @@ class DeviceEntry:
     directions: tuple[str, ...]         # subset of rx, tx, loopback
     transports: tuple[str, ...]         # subset of udp, shm
     fifo_frames: int | None = None      # device FIFO depth in frames (simulator), None = driver default
+    firmware: str | None = None         # sim: the device core, "model" (C++) or "rtl" (firmware/rtl in Verilator)
     line: int | None = None             # where the entry is written
     loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
 
@@ -111,6 +112,16 @@ class _DeviceModel(BaseModel):
     transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)
     loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
+    # sim only: the simulator's device core; rtl = firmware/rtl/loopback_top as a Verilator
+    # model (hilrig-sim --firmware rtl, docs/firmware.md "RTL in the loop")
+    firmware: Literal["model", "rtl"] | None = None
+
+    @model_validator(mode="after")
+    def _firmware_is_sim_only(self) -> _DeviceModel:
+        if self.firmware is not None and self.driver != "sim":
+            raise ValueError(f"firmware: {self.firmware} selects the simulator's device core; "
+                             f"a {self.driver} device runs what is flashed on it (hilrig rig check compares it)")
+        return self
 
     @model_validator(mode="after")
     def _usb_entry(self) -> "_DeviceModel":
@@ -221,7 +232,8 @@ def load_rig(path: str | Path) -> Rig:
         devices[alias] = DeviceEntry(
             alias=alias, driver=d.driver, args=dict(d.args), serial=d.serial, channels=d.channels,
             max_rate_sps=d.max_rate, directions=tuple(dict.fromkeys(d.directions)),
-            transports=tuple(dict.fromkeys(d.transports)), fifo_frames=d.fifo_frames, loopback=dict(d.loopback),
+            transports=tuple(dict.fromkeys(d.transports)), fifo_frames=d.fifo_frames, firmware=d.firmware,
+            loopback=dict(d.loopback),
             line=line_of(tree, ("devices", alias)))
     results = m.results.model_dump()
     if results["evidence"] is None:

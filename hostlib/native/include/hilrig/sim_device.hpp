@@ -1,6 +1,10 @@
 // The simulated device behind hilrig-sim: real-time RX framing with a bounded FIFO
 // that overflows like hardware, TX consumption with underrun detection, TX->RX
 // loopback, and seeded fault injection. Controlled by JSON requests (sim/main.cpp).
+// Its device core is C++ (PatternFramer, RxChecker), or with use_rtl() the RTL of
+// firmware/rtl/loopback_top as a Verilator model (hilrig/rtl_core.hpp): RX frames come
+// out of the RTL packetizer, TX frames go into the RTL checker, the links and the
+// fault plan are the same.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -15,6 +19,7 @@
 #include "hilrig/counter.hpp"
 #include "hilrig/fault_plan.hpp"
 #include "hilrig/rx_check.hpp"
+#include "hilrig/rtl_core.hpp"
 #include "hilrig/shm_ring.hpp"
 #include "hilrig/udp.hpp"
 #include "hilrig/usb_sim_channel.hpp"
@@ -35,11 +40,18 @@ class SimDevice {
   nlohmann::json stop();  // RX: last frame carries EOB; returns final stats
   nlohmann::json stats() const;
   bool running() const { return thread_.joinable(); }
+  // The RTL as the device core (before configure). firmware_json: what the device runs
+  // (hello): {"firmware": "model"} or the RTL image, version and rtl_git_hash.
+  void use_rtl(std::unique_ptr<RtlCore> core) { rtl_ = std::move(core); }
+  nlohmann::json firmware_json() const;
 
  private:
   template <class Link>
   void run_rx(Link& link);
   void run_tx();  // tx and loopback
+  template <class Link>
+  void run_rtl(Link* rx);  // the RTL core, every direction (rx: the RX link, nullptr for tx)
+  void check_rtl_stream(const SimConfig& sc) const;
   void reset_counters();
 
   SimConfig cfg_;
@@ -67,6 +79,15 @@ class SimDevice {
   C producer_longest_gap_ns_{0};  // longest time between two passes of the RX loop
   C fifo_peak_frames_{0};         // highest RX FIFO level seen (frames due, not yet on the link)
   std::unique_ptr<RxCounters> tx_;  // what the device received on TX
+  // The RTL core (use_rtl) and its figures, published by the streaming thread.
+  std::unique_ptr<RtlCore> rtl_;
+  std::uint16_t rtl_rate_div_ = 1;  // rx_rate_div = tx_rate_div = master_clock_hz / rate_sps
+  struct RtlStats {
+    C cycles{0}, pauses{0}, paused_cycles{0}, ticks_lost{0}, thread_cpu_ns{0};
+    C frames_ok{0}, samples_ok{0}, malformed{0}, seq_errors{0}, missing{0}, late{0}, pattern_errors{0}, consumed_beats{0};
+  } rtl_stats_;
+  void publish_rtl(const RtlCounters& c);
+  nlohmann::json with_rtl_stats(nlohmann::json s) const;
 };
 
 }  // namespace hilrig
