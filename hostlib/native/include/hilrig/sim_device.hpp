@@ -16,6 +16,7 @@
 #include "hilrig/fault_plan.hpp"
 #include "hilrig/rx_check.hpp"
 #include "hilrig/shm_ring.hpp"
+#include "hilrig/sim_link.hpp"
 #include "hilrig/udp.hpp"
 #include "hilrig/usb_sim_channel.hpp"
 
@@ -34,12 +35,12 @@ class SimDevice {
   void start();
   nlohmann::json stop();  // RX: last frame carries EOB; returns final stats
   nlohmann::json stats() const;
-  bool running() const { return thread_.joinable(); }
+  bool running() const { return thread_.joinable() || tx_thread_.joinable(); }
 
  private:
   template <class Link>
   void run_rx(Link& link);
-  void run_tx();  // tx and loopback
+  void run_tx();  // tx, loopback, and the TX side of rx+tx
   void reset_counters();
 
   SimConfig cfg_;
@@ -55,6 +56,8 @@ class SimDevice {
   std::unique_ptr<UsbSimChannel> usb_;
 
   std::thread thread_;
+  std::thread tx_thread_;                   // rx+tx: the TX side runs beside the RX side (thread_)
+  std::unique_ptr<UsbSimLink> usb_shared_;  // rx+tx over usb: the one bus both threads use
   std::atomic<bool> stop_{false};
 
   using C = Counter;
