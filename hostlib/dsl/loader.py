@@ -381,7 +381,7 @@ _DEPENDS = {
     "duration": ("timeout", "faults"),
     "warmup": ("timeout", "faults"),
     "search": ("search", "decimation", "interpolation"),
-    "direction": ("decimation", "interpolation", "search", "thresholds"),
+    "direction": ("decimation", "interpolation", "search"),
 }
 _PLACEHOLDERS = {"name": "?", "device": "?", "direction": "loopback", "master_clock": "1 GHz",
                  "duration": "1 s", "transport": {"kind": "udp"}}
