@@ -194,3 +194,28 @@ def test_load_cases_refuses_a_broken_search(tmp_path):
     path.write_text(BASE.format(direction="rx") + "search: {decimation: [8]}\n")
     with pytest.raises(ConfigError, match="at least two candidates"):
         load_cases([path])
+
+
+def test_the_run_report_shows_the_usb_table_beside_the_published_one(tmp_path):
+    from pathlib import Path
+
+    from hostlib.reports import write_run_report
+    from hostlib.results.evidence import Evidence
+    from hostlib.results.record import CaseResult
+
+    repo = Path(__file__).resolve().parents[2]
+    cases = [c for c in load_cases([repo / "testcases" / "reference" / "usb2_table.yaml"])
+             if c.test_name in ("USB2 table rx+tx 16 KiB x 2 MiB", "USB2 table RX 4 KiB x 32 KiB")]
+    assert len(cases) == 2
+    evidence = Evidence(tmp_path, "20261123T000000Z-abcdef")
+    for case, divider, verdict in ((cases[0], 12, "PASS"), (cases[1], 0, "FAIL")):
+        rate = 64e6 / divider if divider else 0.0
+        evidence.add(CaseResult(case=case, rig_name="sim", device="dut", driver="sim", run_id="R",
+                                started_utc="2026-11-23T00:00:00+00:00", ended_utc="2026-11-23T00:00:05+00:00",
+                                verdict=verdict, metrics={"max_rate_sps": rate, "search_divider": float(divider),
+                                                          "max_throughput_Bps": rate * 4 * len(case.legs)}))
+    html = write_run_report(evidence.finish(), tmp_path / "r.html").read_text()
+    table = html[html.index('id="usb-table"'):]
+    # rx+tx at decimation 12: 5.33 MS/s x 4 bytes x 2 directions = 42.7 MB/s, beside the published 36.57
+    assert "42.7 (12)" in table and "36.57" in table and "42.67" in table and "1.17" in table
+    assert "0.0 (none)" in table and 'class="cellfail"' in table   # the search where nothing held
