@@ -4,7 +4,9 @@ The candidates (decimation or interpolation values) are ordered from the lowest 
 to the highest. Each step runs one candidate for `step_s` through the ordinary
 engine (run_case: open, stream, stop, verdict) with the case's thresholds as the pass
 rule; a bisection over the candidates assumes that a rate which holds makes every
-lower one hold. The best candidate is then confirmed over the case's duration; if it
+lower one hold. A step that FAILs is run once more before it counts (STEP_TRIES): one
+short step on a shared host can lose frames to a descheduled thread, and the bisection
+would carry that one transient down to every rate above it. The best candidate is then confirmed over the case's duration; if it
 does not hold there, the next lower one is confirmed (at most CONFIRMATIONS in all).
 The confirmation run is the case's result, with max_rate_sps / max_throughput_Bps /
 search_divider / search_steps beside its metrics and every step in `result.steps`.
@@ -23,6 +25,7 @@ from ..units import format_quantity
 from .measure import bytes_per_tick, legs_of
 
 CONFIRMATIONS = 2   # the best candidate, then (if it does not hold over the duration) the next lower one
+STEP_TRIES = 2      # a failing step is tried again once before the search takes it as the limit
 
 
 def step_count(n_candidates: int) -> int:
@@ -31,7 +34,8 @@ def step_count(n_candidates: int) -> int:
 
 
 def estimated_seconds(case: Any, overhead_s: float) -> float:
-    """Wall time of a search case: its steps and one confirmation (more if that fails)."""
+    """Wall time of a search case: its steps and one confirmation (more if a step is
+    retried or the confirmation fails)."""
     spec = case.search
     run = float(case.warmup_s) + overhead_s
     return step_count(len(spec.values)) * (run + spec.step_s) + run + float(case.duration_s)
@@ -65,7 +69,7 @@ def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[s
     def attempt(value: int, duration_s: float, phase: str) -> CaseResult:
         c = candidate(case, value, duration_s)
         label = (f"search {case.test_name}: {phase} {len(steps) + 1} "
-                 f"({'of ~' + str(planned + 1) if phase == 'step' else 'over ' + format(duration_s, 'g') + ' s'}): "
+                 f"({'of ~' + str(planned + 1) if phase != 'confirm' else 'over ' + format(duration_s, 'g') + ' s'}): "
                  f"{spec.key} {value} = {format_quantity(c.rate_sps, 'rate')} "
                  f"({data_rate_Bps(c, c.rate_sps) / 1e6:.2f} MB/s)")
         say(label + " ...")
@@ -82,6 +86,10 @@ def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[s
     while bad - good > 1:
         mid = (good + bad) // 2
         last = attempt(values[mid], spec.step_s, "step")
+        for _ in range(STEP_TRIES - 1):
+            if last.verdict is not Verdict.FAIL:
+                break
+            last = attempt(values[mid], spec.step_s, "retry")
         if last.verdict.passed:
             good = mid
         elif last.verdict in (Verdict.ERROR, Verdict.SKIP):

@@ -95,7 +95,7 @@ class CaseResult:
     error: str | None = None  # what went wrong (ERROR), without its kind
     error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
     # A rate search (hostlib.engine.search): one dict per step tried, in order:
-    # {step, phase ("step" | "confirm"), key, value, rate_sps, throughput_Bps, verdict, message}.
+    # {step, phase ("step" | "retry" | "confirm"), key, value, rate_sps, throughput_Bps, verdict, message}.
     steps: list[dict] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:

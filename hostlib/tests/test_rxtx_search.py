@@ -172,7 +172,7 @@ def test_search_finds_the_highest_rate_that_holds(write_case, sim_rig):
     assert result.metrics["max_rate_sps"] == 64e6 / 6 and result.metrics["search_divider"] == 6
     assert result.metrics["max_throughput_Bps"] == pytest.approx(64e6 / 6 * 4)
     assert [(s["value"], s["phase"], s["passed"]) for s in result.steps] == [
-        (8, "step", True), (6, "step", True), (4, "step", False), (6, "confirm", True)]
+        (8, "step", True), (6, "step", True), (4, "step", False), (4, "retry", False), (6, "confirm", True)]
     assert result.case.test_name == "search usb2" and result.case.rate_sps == 64e6 / 6
     assert any("decimation 4 = 16 MS/s" in line and "FAIL" in line for line in said), said
     steps = [line for line in result_lines(result) if line.startswith("hilrig_search_step,")]
