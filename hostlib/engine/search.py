@@ -6,8 +6,9 @@ engine (run_case: open, stream, stop, verdict) with the case's thresholds as the
 rule; a bisection over the candidates assumes that a rate which holds makes every
 lower one hold. A step that FAILs is run once more before it counts (STEP_TRIES): one
 short step on a shared host can lose frames to a descheduled thread, and the bisection
-would carry that one transient down to every rate above it. The best candidate is then confirmed over the case's duration; if it
-does not hold there, the next lower one is confirmed (at most CONFIRMATIONS in all).
+would carry that one transient down to every rate above it. The best candidate is
+then confirmed over the case's duration; if it does not hold there, the next lower one
+is confirmed (at most CONFIRMATIONS in all).
 The confirmation run is the case's result, with max_rate_sps / max_throughput_Bps /
 search_divider / search_steps beside its metrics and every step in `result.steps`.
 No candidate holding is a FAIL naming the rates tried.
