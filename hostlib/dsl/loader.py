@@ -314,6 +314,11 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
                      f"({m.duration + m.warmup:g} s); give more or leave it out "
                      f"(default duration + warmup + {DEFAULT_TIMEOUT_MARGIN_S:g} s)"))
 
+    if m.direction == "rx+tx":
+        injected = [k for k, v in m.faults.model_dump().items() if v and k not in ("seed", "die_after_ms")]
+        if injected:
+            errs.append((("faults",), f"{', '.join(injected)}: faults are injected on one stream; an rx+tx case "
+                         "has two (run the fault case as rx or tx; die_after_ms applies)"))
     thresholds, threshold_errs = _thresholds(m)
     return errs + threshold_errs, thresholds, factor, timeout
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..drivers.base import Snapshot
+from ..dsl.case import LEGS
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 
 # A device that sends nothing for this long mid-run (after its first frame, before its
@@ -38,7 +39,8 @@ def leg_case(case: Any, leg: str) -> Any:
 
 
 def legs_of(case: Any) -> tuple[str, ...]:
-    return ("rx", "tx") if case.direction == "rx+tx" else (case.direction,)
+    """The streams of a case's direction (hostlib.dsl.case.LEGS)."""
+    return LEGS.get(case.direction, (case.direction,))
 
 
 def leg_metrics(metrics: dict[str, float], leg: str) -> dict[str, float]:

@@ -82,6 +82,8 @@ def test_rxtx_and_search_mistakes_are_located(tmp_path):
     assert any(i[:2] == (7, "search.decimation") and "not decimation" in i[2] for i in issues), issues
     issues = _issues(tmp_path, BASE.format(direction="rx") + "decimation: 8\nsearch: {decimation: [16, 8]}\n")
     assert issues[0][:2] == (7, "decimation") and "leave decimation out" in issues[0][2]
+    issues = _issues(tmp_path, BASE.format(direction="rx+tx") + "decimation: 8\nfaults: {drop_frames: 2}\n")
+    assert issues[0][:2] == (8, "faults") and "one stream" in issues[0][2]
     issues = _issues(tmp_path, BASE.format(direction="rx") + "search: {decimation: [16, 8], step: 2 s}\n")
     assert issues[0][:2] == (7, "search.step") and "longer than the confirmation run" in issues[0][2]
 
