@@ -16,7 +16,7 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0 chromium python3-matplotlib \
 	verilator iverilog yosys z3 nextpnr-ice40 fpga-icestorm
 
-.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean
+.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 
 all: build
 
@@ -121,6 +121,13 @@ test-firmware: venv
 test-robot:
 	@mkdir -p results/robot-ci
 	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/robot-ci testcases/
+
+# The full published USB 2 table (testcases/reference/usb2_table.yaml: 4 KiB..128 KiB transfers x
+# 32 KiB..2 MiB buffers x rx/tx/rx+tx, a rate search each; cases tagged `grid` run only when
+# asked for, so `make test` runs the published configuration alone). ~7-10 min on the simulator.
+reference-usb: build
+	@mkdir -p results/reference-usb
+	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/reference-usb --variable TAG:usb-tableORgrid testcases/
 
 # Nightly: the suite on a rig (devices required), shipped to InfluxDB by the suite itself,
 # then the run's HTML report and the trend report over the last NIGHTS runs (InfluxDB, or

@@ -64,6 +64,13 @@ _METRICS = [
     Metric("injected_duplicate_frames", "count", "frames the simulator sent twice on purpose: the truth beside duplicate_frames"),
     Metric("injected_reorder_frames", "count", "frame pairs the simulator swapped on purpose: the truth beside reordered_frames"),
     Metric("socket_buffer_capped", "count", "1 when the kernel granted a smaller socket buffer than the rate needs (rmem_max)"),
+    # A rate search (docs/dsl.md "Rate search"): its result, beside the confirmation run's metrics.
+    Metric("max_rate_sps", "rate", "rate search: the highest candidate rate that held its thresholds, "
+           "confirmed over the case duration (0: none held)", ("max_rate",)),
+    Metric("max_throughput_Bps", "data_rate", "rate search: max_rate_sps as payload bytes per second, "
+           "all directions together (rx+tx: both)", ("max_throughput_bytes_per_s", "max_throughput")),
+    Metric("search_divider", "count", "rate search: the decimation/interpolation of max_rate_sps (0: none held)"),
+    Metric("search_steps", "count", "rate search: runs made (steps and confirmations)"),
 ]
 
 # Thresholds used by the engine to call a lossy run host-limited (docs/performance.md).

@@ -15,6 +15,10 @@ same thing everywhere.
 
 A case's tags are `device:<alias>`, `transport:<kind>`, `direction:<dir>` and the
 case's own `tags:`.
+
+* opt-in: a case tagged `grid` (a long reference grid, e.g. the full published USB
+  table) runs only when an include pattern names `grid` (`TAG:grid`, `--include grid`)
+  or a name selects it; a plain run (`robot testcases/`, `make test`) leaves it out.
 """
 from __future__ import annotations
 
@@ -27,6 +31,7 @@ __all__ = ["Selection", "case_tags", "estimated_seconds"]
 # What a case costs beyond its measured window: driver open, simulator start, first data,
 # stop and drain (measured on the sim rig: 0.3-0.8 s; a USRP's open adds a few seconds).
 SETUP_OVERHEAD_S = {"sim": 1.0, "soapy": 2.0, "uhd": 5.0}
+OPT_IN_TAG = "grid"   # cases that run only when asked for by this tag (or by name)
 
 
 def case_tags(case: Any) -> list[str]:
@@ -87,6 +92,9 @@ class Selection:
         return not (self.exclude and TagPatterns(self.exclude).match(tags))
 
     def matches(self, case: Any) -> bool:
+        if OPT_IN_TAG in (getattr(case, "tags", ()) or ()) and not self.names \
+                and not any(OPT_IN_TAG in p.lower() for p in self.include):
+            return False   # opt-in only (module docstring)
         return self.name_matches(case.test_name) and self.tags_match(case_tags(case))
 
     def apply(self, cases: Sequence[Any]) -> list[Any]:
@@ -105,5 +113,9 @@ def estimated_seconds(cases: Sequence[Any], rig: Any = None) -> float:
     for case in cases:
         entry = (getattr(rig, "devices", None) or {}).get(case.device) if rig is not None else None
         overhead = SETUP_OVERHEAD_S.get(getattr(entry, "driver", "sim"), 1.0)
+        if getattr(case, "search", None) is not None:
+            from .engine.search import estimated_seconds as search_seconds  # its steps and confirmation
+            total += search_seconds(case, overhead)
+            continue
         total += float(case.warmup_s) + float(case.duration_s) + overhead
     return total

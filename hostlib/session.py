@@ -198,8 +198,9 @@ class RunSession:
         try:
             # run_case turns every device, rig and set-up problem into the verdict itself;
             # what escapes it is a bug: recorded as an ERROR, then raised for the front-end.
+            kwargs = {"say": self.say} if getattr(case, "search", None) is not None else {}  # a search's steps
             result = engine.run_case(case, self.rig, run_id=self.run_id, progress=progress,
-                                     require_devices=self.require_devices)
+                                     require_devices=self.require_devices, **kwargs)
         except Exception as exc:
             self.record(self.error_result(case, started, ErrorKind.INFRASTRUCTURE,
                                           f"internal: {type(exc).__name__}: {exc}"))

@@ -202,7 +202,9 @@ class SimDriver(Driver):
         self._direction = direction
         if kind == "usb":
             return self._configure_usb(case, sim_cfg, cfg)
-        if direction in ("rx", "loopback"):
+        # rx+tx: the host's receiver and sender are the ones of rx and of tx, beside each other.
+        leg_cfg = (lambda leg: {**cfg, "direction": leg}) if direction == "rx+tx" else (lambda leg: cfg)
+        if direction in ("rx", "loopback", "rx+tx"):
             # The host receiver exists first, so the simulator knows where to send.
             if rx_dest is None:
                 receiver: Any = nat.RxStream
@@ -210,7 +212,7 @@ class SimDriver(Driver):
                     from .flowgraph import FlowgraphRx  # the host side as a flowgraph
 
                     receiver = functools.partial(FlowgraphRx, case=case)
-                self.rx = _host_stream(receiver, cfg, case, "receiver")
+                self.rx = _host_stream(receiver, leg_cfg("rx"), case, "receiver")
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest
         answer = self.sim.request("configure", **sim_cfg)
@@ -218,11 +220,11 @@ class SimDriver(Driver):
         # faults sit: the agreement test and the evidence read these.
         self.effective_config = answer.get("config", {})
         self.fault_plan = answer.get("fault_plan", {})
-        if direction in ("tx", "loopback"):
+        if direction in ("tx", "loopback", "rx+tx"):
             dest = answer.get("endpoint")
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
-            self.tx = _host_stream(nat.TxStream, {**cfg, "dest": dest}, case, "sender")
+            self.tx = _host_stream(nat.TxStream, {**leg_cfg("tx"), "dest": dest}, case, "sender")
 
     def _configure_usb(self, case: Any, sim_cfg: dict, cfg: dict) -> None:
         """The simulator makes the USB link's shared channel; the host's UsbEngine
@@ -230,9 +232,10 @@ class SimDriver(Driver):
         completes them."""
         t = cfg["transport"]
         mps = MAX_PACKET_BYTES["high" if t["link"] == "usb2" else "super"]
+        directions = 1 if cfg["direction"] in ("rx", "tx") else 2
         problems = native().usb_geometry_problems(
             {"kind": "usb", "transfer_bytes": t["transfer_bytes"], "transfers": t["transfers"]},
-            int(cfg["frame_bytes"]), mps, 1, 1 << 62)   # no usbfs here: the link is the simulator's
+            int(cfg["frame_bytes"]), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
         if problems:
             where = getattr(case, "location", None) or case.name
             raise ConfigError(f"{where}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
@@ -248,11 +251,12 @@ class SimDriver(Driver):
     def start(self) -> int:
         if self.usb is not None:
             # RX: the host's IN transfers are queued before the device starts producing.
-            if self._direction == "rx":
+            in_first = self._direction in ("rx", "rx+tx")
+            if in_first:
                 self.usb.start()
             started_ns = time.monotonic_ns()
             self.sim.request("start")
-            if self._direction != "rx":
+            if not in_first:
                 self.usb.start()
             return started_ns
         if self.rx is not None:
@@ -274,7 +278,7 @@ class SimDriver(Driver):
         stats = self.usb.stats()
         if stats.get("error"):
             raise DeviceError(stats["error"])
-        rx = self._direction in ("rx", "loopback")
+        rx = self._direction in ("rx", "loopback", "rx+tx")
         return Snapshot(host_rx=stats.get("rx", {}) if rx else {},
                         host_tx=stats.get("tx", {}) if self._direction != "rx" else {},
                         device={**device_stats, **stats.get("usb", {})})
@@ -297,7 +301,8 @@ class SimDriver(Driver):
                 time.sleep(0.005)
             self.usb.stop()
         else:
-            # The host's last OUT transfer carries EOB; the device takes it, then stops.
+            # The host's last OUT transfer carries EOB; the device takes it, then stops
+            # (rx+tx, loopback: the host's IN transfers end with it, after the window).
             self.usb.stop()
             final = self.sim.request("stop")
         return self._usb_snapshot(final.get("stats", {}))

@@ -6,7 +6,7 @@ from typing import Any
 
 from hostlib.dsl.thresholds import Threshold
 
-__all__ = ["FRAME_HEADER_BYTES", "BYTES_PER_SAMPLE", "Case", "TransportSpec"]
+__all__ = ["BYTES_PER_SAMPLE", "FRAME_HEADER_BYTES", "LEGS", "Case", "SearchSpec", "TransportSpec"]
 
 # Fixed by docs/frame-format.md; repeated here so that validation needs no native build.
 FRAME_HEADER_BYTES = 48
@@ -24,6 +24,21 @@ class TransportSpec:
     kind: str
     frame_bytes: int
     options: dict[str, Any] = field(default_factory=dict)
+
+
+# The streams a direction runs, each with its own counters: rx+tx runs RX and TX at once.
+LEGS = {"rx": ("rx",), "tx": ("tx",), "loopback": ("loopback",), "rx+tx": ("rx", "tx")}
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """A rate search: `key` (decimation | interpolation) over `values`, ordered from the
+    lowest rate to the highest; each candidate runs `step_s`, the best is confirmed over
+    the case's duration (hostlib.engine.search)."""
+
+    key: str
+    values: tuple[int, ...]
+    step_s: float
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,12 @@ class Case:
     host: str = "native"              # host side: "native" (RxStream) | "gnuradio" (a flowgraph, docs/gnuradio.md)
     flowgraph: str | None = None      # host: gnuradio: the lab's chain (absolute .grc/.py path[:Class]), docs/gnuradio.md
     expect_error: str | None = None   # the run must end ERROR of this kind (a negative case); None = a normal case
+    search: SearchSpec | None = None  # a rate search case (hostlib.engine.search); None = one run at rate_sps
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        """The streams this case runs: ("rx", "tx") for rx+tx, else its direction alone."""
+        return LEGS[self.direction]
 
     @property
     def bytes_per_sample(self) -> int:

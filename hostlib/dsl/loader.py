@@ -7,6 +7,7 @@ anything is returned; a file with any problem yields no case at all.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import itertools
 import sys
@@ -19,7 +20,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from hostlib._exceptions import ConfigError, ConfigIssue
 from hostlib.transports import default_shm_slots, stream_defaults, udp_defaults
 from hostlib.transports.usb import USB_KNOBS, usb_options
-from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, TransportSpec
+from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, SearchSpec, TransportSpec
 from hostlib.dsl.faults import fault_fit
 from hostlib.dsl.schema import MAX_RATE_SPS, MIN_RATE_SPS, SWEEP_KEYS, CaseModel
 from hostlib.dsl.thresholds import ThresholdError, parse_threshold
@@ -126,6 +127,9 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
     errs += flowgraph_err
     if errs:
         return None, errs
+    search, _ = _search_spec(m)
+    if search is not None and getattr(m, search.key) is None:
+        m = m.model_copy(update={search.key: search.values[-1]})   # the case's rate: the highest candidate
     t = m.transport
     fb = t.frame_bytes
     if t.kind == "udp":
@@ -157,7 +161,7 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         faults=m.faults.model_dump(), sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames,
         requires=_requires(m), stream_args=dict(m.stream_args),
         transport_args=(m.transport_args.model_dump(exclude_none=True) if m.transport_args else {}),
-        host=m.host, expect_error=m.expect_error, flowgraph=flowgraph,
+        host=m.host, expect_error=m.expect_error, flowgraph=flowgraph, search=search,
     )
     return case, []
 
@@ -195,9 +199,61 @@ def _requires(m: CaseModel) -> dict[str, Any]:
     return out
 
 
+_SEARCH_KEYS = {"rx": ("decimation",), "tx": ("interpolation",),
+                "loopback": ("decimation", "interpolation"), "rx+tx": ("decimation", "interpolation")}
+
+
+def _search_spec(m: CaseModel) -> tuple[SearchSpec | None, list[Err]]:
+    """`search:` resolved: its divider and the candidates from the lowest rate to the highest."""
+    if m.search is None:
+        return None, []
+    given = [k for k in ("decimation", "interpolation") if getattr(m.search, k) is not None]
+    allowed = _SEARCH_KEYS[m.direction]
+    example = f"e.g. search: {{{allowed[0]}: [16, 14, 12, 10, 8, 6]}} or {{{allowed[0]}: {{from: 16, to: 6}}}}"
+    if len(given) != 1:
+        return None, [(("search",), f"a search varies one divider ({' or '.join(allowed)} for a {m.direction} case); "
+                       + example)]
+    key = given[0]
+    if key not in allowed:
+        return None, [(("search", key), f"a {m.direction} case sets its rate with {' or '.join(allowed)}, "
+                       f"not {key}; " + example)]
+    if getattr(m, key) is not None:
+        return None, [((key,), f"the search sets {key}; leave {key} out of the case (the search tries "
+                       "each candidate)")]
+    raw = getattr(m.search, key)
+    if isinstance(raw, list):
+        if len(set(raw)) != len(raw):
+            return None, [(("search", key), "each candidate once: a value is listed twice")]
+        values = sorted(raw, reverse=True)
+    else:
+        lo, hi = sorted((raw.start, raw.end))
+        values = list(range(hi, lo - 1, -1))
+    if len(values) < 2:
+        return None, [(("search", key), "a search needs at least two candidates (one value is a plain case)")]
+    errs: list[Err] = []
+    for v in (values[0], values[-1]):
+        rate = m.master_clock / v
+        if not MIN_RATE_SPS <= rate <= MAX_RATE_SPS:
+            errs.append((("search", key), f"candidate {key} {v}: master_clock / {v} = "
+                         f"{format_quantity(rate, 'rate')} is outside {format_quantity(MIN_RATE_SPS, 'rate')}.."
+                         f"{format_quantity(MAX_RATE_SPS, 'rate')}"))
+    if m.search.step > m.duration:
+        errs.append((("search", "step"), f"step {m.search.step:g} s is longer than the confirmation run "
+                     f"(duration {m.duration:g} s); steps are the short part of a search"))
+    return (None if errs else SearchSpec(key, tuple(values), float(m.search.step))), errs
+
+
 def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
     """Checks across fields (direction vs divider, frame size vs format, thresholds)."""
     errs: list[Err] = []
+    search_errs = _search_spec(m)[1]
+    errs += search_errs
+    key = next((k for k in ("decimation", "interpolation") if m.search and getattr(m.search, k) is not None), None)
+    if key is not None and getattr(m, key) is None:
+        # The other checks (rate bounds, faults, frame geometry) see the highest candidate.
+        raw = getattr(m.search, key)
+        highest = min(raw) if isinstance(raw, list) else min(raw.start, raw.end)
+        m = m.model_copy(update={key: highest})
     if m.host == "gnuradio" and m.direction != "rx":
         errs.append((("host",), "host: gnuradio runs the receive side as a flowgraph; "
                      f"it supports direction rx, not {m.direction}"))
@@ -220,11 +276,11 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
         factor = m.interpolation
     else:
         if m.decimation is None and m.interpolation is None:
-            errs.append((("decimation",), "a loopback case needs decimation (or interpolation): "
+            errs.append((("decimation",), f"a {m.direction} case needs decimation (or interpolation): "
                          "rate = master_clock / decimation"))
         elif (m.decimation is not None and m.interpolation is not None
               and m.decimation != m.interpolation):
-            errs.append((("interpolation",), f"loopback runs TX and RX at one rate: interpolation "
+            errs.append((("interpolation",), f"{m.direction} runs TX and RX at one rate: interpolation "
                          f"{m.interpolation} must equal decimation {m.decimation} (or give only one)"))
         factor = m.decimation if m.decimation is not None else m.interpolation
 
@@ -276,21 +332,49 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
                      f"({m.duration + m.warmup:g} s); give more or leave it out "
                      f"(default duration + warmup + {DEFAULT_TIMEOUT_MARGIN_S:g} s)"))
 
+    if m.direction == "rx+tx":
+        injected = [k for k, v in m.faults.model_dump().items() if v and k not in ("seed", "die_after_ms")]
+        if injected:
+            errs.append((("faults",), f"{', '.join(injected)}: faults are injected on one stream; an rx+tx case "
+                         "has two (run the fault case as rx or tx; die_after_ms applies)"))
+    thresholds, threshold_errs = _thresholds(m)
+    return errs + threshold_errs, thresholds, factor, timeout
+
+
+def _thresholds(m: CaseModel) -> tuple[list, list[Err]]:
+    """`thresholds:`; an rx+tx case may also hold per-direction blocks `rx: {...}` and
+    `tx: {...}` (a plain metric key judges both directions)."""
+    errs: list[Err] = []
     thresholds: list = []
-    seen_metrics: dict[str, str] = {}
+    seen: dict[tuple[str | None, str], str] = {}   # (leg, metric) -> key as written
+    entries: list[tuple[tuple, str | None, Any, Any]] = []
     for key, spec in m.thresholds.items():
+        if key in ("rx", "tx") and isinstance(spec, dict) and not ({"limit", "marginal"} & set(spec)):
+            if m.direction != "rx+tx":
+                errs.append((("thresholds", key), f"a per-direction block ({key}: {{...}}) applies to direction "
+                             f"rx+tx; a {m.direction} case lists its metrics directly"))
+                continue
+            if not spec:
+                errs.append((("thresholds", key), f"'{key}' needs metric thresholds, e.g. {key}: "
+                             "{throughput: \">= 99% of rate\", missing_frames: \"== 0\"}"))
+            entries += [(("thresholds", key, k), key, k, v) for k, v in spec.items()]
+        else:
+            entries.append((("thresholds", key), None, key, spec))
+    for path, leg, key, spec in entries:
         try:
             th = parse_threshold(key, spec)
         except ThresholdError as e:
-            errs.append((("thresholds", key), str(e)))
+            errs.append((path, str(e)))
             continue
-        if th.metric in seen_metrics:
-            errs.append((("thresholds", key), f"{key!r} and {seen_metrics[th.metric]!r} are the same metric "
-                         f"({th.metric}); give one threshold per metric (use limit/marginal for a band)"))
+        clash = [seen.get((lg, th.metric)) for lg in ((leg, None) if leg else (None, "rx", "tx"))]
+        other = next((c for c in clash if c is not None), None)
+        if other is not None:
+            errs.append((path, f"{dotted(path)!r} and {other!r} judge the same metric ({th.metric}) of the same "
+                         "stream; give one threshold per metric (use limit/marginal for a band)"))
             continue
-        seen_metrics[th.metric] = key
-        thresholds.append(th)
-    return errs, thresholds, factor, timeout
+        seen[(leg, th.metric)] = dotted(path)
+        thresholds.append(dataclasses.replace(th, leg=leg) if leg else th)
+    return thresholds, errs
 
 
 def _fault_errors(m: CaseModel, rate_sps: float, samples_per_frame: int) -> list[Err]:
@@ -310,7 +394,6 @@ def _fault_errors(m: CaseModel, rate_sps: float, samples_per_frame: int) -> list
 # A schema error in one field makes checks that read it meaningless: these are
 # the checks (by path prefix) each field feeds.
 _DEPENDS = {
-    "direction": ("decimation", "interpolation"),
     "decimation": ("interpolation",),
     "interpolation": ("decimation",),
     "format": ("transport",),
@@ -320,6 +403,8 @@ _DEPENDS = {
     "faults": ("faults",),
     "duration": ("timeout", "faults"),
     "warmup": ("timeout", "faults"),
+    "search": ("search", "decimation", "interpolation"),
+    "direction": ("decimation", "interpolation", "search"),
 }
 _PLACEHOLDERS = {"name": "?", "device": "?", "direction": "loopback", "master_clock": "1 GHz",
                  "duration": "1 s", "transport": {"kind": "udp"}}
@@ -543,5 +628,22 @@ def validate_command(paths: Sequence[str], out=None) -> int:
           f"{len(cases)} run(s) in total", file=out)
     for c in cases:
         print(f"  {c.test_name}: {c.direction} {c.transport.kind} {format_quantity(c.rate_sps, 'rate')} "
-              f"x{c.channels} frame {c.transport.frame_bytes} B, {c.duration_s:g} s  ({c.location})", file=out)
+              f"x{c.channels} frame {c.transport.frame_bytes} B, {c.duration_s:g} s{_search_note(c)}  ({c.location})",
+              file=out)
+    searches = [c for c in cases if c.search is not None]
+    if searches:
+        from hostlib.selection import estimated_seconds  # the engine's own estimate (sim set-up per run)
+        print(f"  {len(searches)} rate search(es): about {estimated_seconds(searches):.0f} s on the simulator",
+              file=out)
     return 0
+
+
+def _search_note(c: Case) -> str:
+    """', search decimation 16..6 (6 candidates, <=3 steps of 0.5 s, ~7 s)' for validate's run list."""
+    if c.search is None:
+        return ""
+    from hostlib.engine.search import estimated_seconds, step_count
+    s = c.search
+    return (f", search {s.key} {s.values[0]}..{s.values[-1]} ({len(s.values)} candidates, "
+            f"<={step_count(len(s.values))} steps of {s.step_s:g} s, then confirmed; "
+            f"~{estimated_seconds(c, 1.0):.0f} s)")

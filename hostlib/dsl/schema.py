@@ -117,7 +117,7 @@ class RequiresModel(BaseModel):
     runner SKIPs with the reason when the rig's device cannot give it."""
     model_config = _Strict
     channels: Count1 | None = None
-    direction: Annotated[list[Literal["rx", "tx", "loopback"]], _one_or_list] | None = None
+    direction: Annotated[list[Literal["rx", "tx", "loopback", "rx+tx"]], _one_or_list] | None = None
     rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS)] | None = None
     transport: Annotated[list[Literal["udp", "shm", "usb", "pcie"]], _one_or_list] | None = None
 
@@ -133,12 +133,29 @@ class TransportArgsModel(BaseModel):
     send_buff_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
 
 
+class SearchRangeModel(BaseModel):
+    """`{from: 16, to: 6}`: every divider between the two, both included."""
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    start: Divider = Field(alias="from")
+    end: Divider = Field(alias="to")
+
+
+class SearchModel(BaseModel):
+    """`search:` a rate search (docs/dsl.md "Rate search"): the divider's candidates,
+    each tried for `step` (the case's thresholds as the pass rule), the best confirmed
+    over the case's duration."""
+    model_config = _Strict
+    decimation: list[Divider] | SearchRangeModel | None = None
+    interpolation: list[Divider] | SearchRangeModel | None = None
+    step: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=MAX_DURATION_S)] = 0.5
+
+
 class CaseModel(BaseModel):
     model_config = _Strict
     name: NonEmpty
     description: str | None = None
     device: NonEmpty
-    direction: Literal["rx", "tx", "loopback"]
+    direction: Literal["rx", "tx", "loopback", "rx+tx"]
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
     format: Literal["sc16", "sc8"] = "sc16"
     master_clock: Annotated[float, quantity("frequency", require_unit=True, minimum=0, exclusive=True,
@@ -166,13 +183,15 @@ class CaseModel(BaseModel):
     # A negative case: the run must end ERROR of this kind (e.g. `device` with
     # faults.die_after_ms: the rig must notice the device going); then it passes.
     expect_error: Literal["device", "infrastructure", "config"] | None = None
+    # A rate search: the highest rate whose short steps meet the thresholds (docs/dsl.md).
+    search: SearchModel | None = None
 
 
 def _sweep_keys() -> list[str]:
     keys = []
     for name in CaseModel.model_fields:
         if name in ("name", "description", "thresholds", "tags", "transport", "faults",
-                    "requires", "stream_args", "transport_args"):
+                    "requires", "stream_args", "transport_args", "search"):
             continue
         keys.append(name)
     keys += [f"transport.{k}" for k in TransportModel.model_fields] + ["transport.frame_size"]

@@ -182,6 +182,7 @@ class Threshold:
     _limit: _Expr
     _marginal: _Expr | None
     written_as: str = ""           # the metric key as written in the YAML (maybe an alias)
+    leg: str | None = None         # rx+tx: the stream it judges ("rx" | "tx"); None = every stream
 
     @property
     def op(self) -> str:

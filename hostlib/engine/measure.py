@@ -14,11 +14,13 @@ Counting rules (docs/metrics.md):
 """
 from __future__ import annotations
 
+import dataclasses
 import resource
 from pathlib import Path
 from typing import Any
 
 from ..drivers.base import Snapshot
+from ..dsl.case import LEGS
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 
 # A device that sends nothing for this long mid-run (after its first frame, before its
@@ -29,6 +31,49 @@ SILENCE_LIMIT_FRAMES = 10   # ... or this many frame periods, when that is longe
 # The simulator's own record of what it injected (sim stats), reported as metrics.
 INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",
                  "injected_reorder_frames")
+
+def leg_case(case: Any, leg: str) -> Any:
+    """The case as one of its streams sees it: an rx+tx case's RX or TX leg is measured
+    exactly as an rx or a tx case (the engine's one RX path and one TX path)."""
+    return case if case.direction == leg else dataclasses.replace(case, direction=leg)
+
+
+def legs_of(case: Any) -> tuple[str, ...]:
+    """The streams of a case's direction (hostlib.dsl.case.LEGS)."""
+    return LEGS.get(case.direction, (case.direction,))
+
+
+def leg_metrics(metrics: dict[str, float], leg: str) -> dict[str, float]:
+    """One leg's metrics of an rx+tx result (stored as '<leg>.<metric>')."""
+    prefix = leg + "."
+    return {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix)}
+
+
+# rx+tx: what the case's own (unqualified) metrics are made of its legs' — both
+# directions together (the published "both directions" figure is the sum).
+_SUMMED = ("throughput_sps", "throughput_msps", "throughput_Bps", "frames_per_s", "samples_expected",
+           "samples_received", "samples_sent", "frames_received", "frames_sent", "seq_errors", "missing_frames",
+           "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "pattern_errors",
+           "overruns")
+_WORST = ("throughput_ratio",)   # the lower leg
+
+
+def combine_legs(legs: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The metrics of an rx+tx run: each leg's as '<leg>.<name>', and the case's own
+    names for both together (sums; throughput_ratio the worse leg; the rest the most
+    of either, e.g. duration_s, host CPU, underruns, which are the device's)."""
+    out: dict[str, float] = {f"{leg}.{k}": v for leg, m in legs.items() for k, v in m.items()}
+    names = dict.fromkeys(k for m in legs.values() for k in m)
+    for name in names:
+        values = [m[name] for m in legs.values() if name in m]
+        if name in _SUMMED:
+            out[name] = float(sum(values))
+        elif name in _WORST:
+            out[name] = float(min(values))
+        else:
+            out[name] = float(max(values))
+    return out
+
 
 def bytes_per_tick(case: Any) -> int:
     """Payload bytes of one tick: one sample on every channel."""
@@ -89,9 +134,9 @@ def silence_error(case: Any, snap: Snapshot) -> str | None:
     accepted by the device); None while the stream is alive."""
     limit_s = silence_limit_s(case)
     sides = []
-    if case.direction in ("rx", "loopback") and not snap.host_rx.get("eob_received"):
+    if case.direction in ("rx", "loopback", "rx+tx") and not snap.host_rx.get("eob_received"):
         sides.append(("received no samples", snap.host_rx.get("last_frame_ns")))
-    if case.direction in ("tx", "loopback"):
+    if case.direction in ("tx", "loopback", "rx+tx"):
         sides.append(("accepted no samples", snap.host_tx.get("last_send_ns")))
     for what, last_ns in sides:
         if last_ns and snap.taken_ns - int(last_ns) > limit_s * 1e9:
@@ -146,7 +191,16 @@ def expected_samples(case: Any, final: Snapshot) -> float:
 
 
 def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
-    """One per-second row: rates over the last interval, error counts in it."""
+    """One per-second row: rates over the last interval, error counts in it (rx+tx:
+    both legs together, and each as '<leg>.<name>')."""
+    if case.direction == "rx+tx":
+        legs = {leg: _series_row(leg_case(case, leg), prev, cur, t0_ns) for leg in legs_of(case)}
+        row = combine_legs(legs)
+        return {"t_s": legs["rx"]["t_s"], **{k: v for k, v in row.items() if k != "t_s" and not k.endswith(".t_s")}}
+    return _series_row(case, prev, cur, t0_ns)
+
+
+def _series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
     dt = max((cur.taken_ns - prev.taken_ns) / 1e9, 1e-9)
     d_bytes = received_payload_bytes(case, cur) - received_payload_bytes(case, prev)
     row = {
@@ -169,10 +223,12 @@ def progress_row(case: Any, row: dict[str, float], snap: Snapshot) -> dict[str, 
     counts them (over the whole stream, warm-up included), the frames so far, MB/s and
     the requested window, so that the live view and the verdict never disagree."""
     out = dict(row)
+    legs = [leg_case(case, leg) for leg in legs_of(case)]
     for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
-        out["total_" + name] = _error_total(case, snap, name) or 0.0  # not measured: nothing to show live
+        # not measured: nothing to show live
+        out["total_" + name] = sum(_error_total(c, snap, name) or 0.0 for c in legs)
     out["total_underruns"] = _num(snap.device, "underruns")
-    out["total_frames"] = received_frames(case, snap) + out["total_missing_frames"]
+    out["total_frames"] = sum(received_frames(c, snap) for c in legs) + out["total_missing_frames"]
     out["throughput_Bps"] = row["throughput_sps"] * bytes_per_tick(case)
     out["window_s"] = float(case.duration_s)
     return out
@@ -204,7 +260,15 @@ def longest_gap_ns(case: Any, window_end: Snapshot, final: Snapshot) -> float:
     return gap
 
 
-def compute_metrics(
+def compute_metrics(case: Any, **kwargs: Any) -> dict[str, float]:
+    """The metrics of a run (rx+tx: each leg measured as its own rx or tx case, then
+    combine_legs)."""
+    if case.direction == "rx+tx":
+        return combine_legs({leg: _compute_metrics(leg_case(case, leg), **kwargs) for leg in legs_of(case)})
+    return _compute_metrics(case, **kwargs)
+
+
+def _compute_metrics(
     case: Any,
     *,
     started_ns: int,

@@ -20,6 +20,7 @@ from ..rig.lock import DeviceLock
 from ..rig.requires import unmet_requirement
 from ..results.verdict import summary_line
 from . import measure
+from .search import run_search
 from .verdict import judge
 
 FIRST_DATA_TIMEOUT_S = 5.0
@@ -71,7 +72,7 @@ def _lock_for(case: Any, device: Any):
 
 
 def _has_data(case: Any, snap: Snapshot) -> bool:
-    return measure.received_frames(case, snap) > 0
+    return all(measure.received_frames(measure.leg_case(case, leg), snap) > 0 for leg in measure.legs_of(case))
 
 
 def run_case(
@@ -81,12 +82,27 @@ def run_case(
     run_id: str,
     progress: Callable[[dict], None] | None = None,
     require_devices: bool = False,
+    say: Callable[[str], None] | None = None,
 ) -> CaseResult:
     """Run `case` on `rig`. Never raises for a device or threshold problem: the
     verdict says it (ERROR / FAIL / SKIP). Ctrl-C propagates after cleanup.
 
     `require_devices`: a device the rig lists but that is not attached is an
-    ERROR (device) instead of a SKIP (a nightly on an unplugged bench goes red)."""
+    ERROR (device) instead of a SKIP (a nightly on an unplugged bench goes red).
+    `say`: the front-end's console, where a rate search tells which step it runs."""
+    if getattr(case, "search", None) is None:
+        return _run_one(case, rig, run_id=run_id, progress=progress, require_devices=require_devices)
+    try:
+        case = _reference_duration(case)   # lengthens the confirmation, never the steps
+    except ConfigError:
+        return _run_one(case, rig, run_id=run_id, progress=progress, require_devices=require_devices)
+    return run_search(case, lambda c: _run_one(c, rig, run_id=run_id, progress=progress,
+                                               require_devices=require_devices, reference=False),
+                      say or (lambda line: None))
+
+
+def _run_one(case: Any, rig: Any, *, run_id: str, progress: Callable[[dict], None] | None,
+             require_devices: bool, reference: bool = True) -> CaseResult:
     started_utc = _utc_now()
     result = CaseResult(
         case=case, rig_name=rig.name, device=case.device, driver="", run_id=run_id,
@@ -96,7 +112,8 @@ def run_case(
     driver = None
     lock = None
     try:
-        case = result.case = _reference_duration(case)  # a bad $HILRIG_REFERENCE_DURATION is this case's ERROR
+        if reference:  # a bad $HILRIG_REFERENCE_DURATION is this case's ERROR
+            case = result.case = _reference_duration(case)
         device = _check_device(case, rig)
         result.driver = device.driver
         unmet = unmet_requirement(case, device)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import InfrastructureError
-from . import plots
+from . import plots, tables
 from .model import CaseView, RunView, finite, is_failure, load_run, verdict_group, verdict_rank
 from .tables import axis_label, key_metric_rows, sweeps, threshold_rows
 
@@ -123,6 +123,8 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
         "failures": [c for c in ordered if is_failure(c.verdict)],
         "cases": [case_context(c) for c in ordered],
         "sweeps": sweep_blocks,
+        "usb_tables": tables.usb_tables(run),
+        "usb_size": tables.usb_table_size,
         "rate_plot": plots.achieved_vs_requested(run.cases),
         "latency_plot": plots.latency_plot(run.cases),
         "links": links or {},

@@ -206,3 +206,70 @@ def sweeps(run: RunView) -> list[Sweep]:
         ordered = sorted(facets.items(), key=lambda kv: [value_key(v) for v in kv[0]])
         out.append(Sweep(name, axes[:2] + extra, [(dict(zip(extra, k)), pts) for k, pts in ordered]))
     return out
+
+
+# ----------------------------------------------------------------------------- the USB table
+
+# The published USB 2 figures the reference cases reproduce (issue 13; docs/performance.md
+# "USB 2 transfer x buffer table"): a USRP on USB 2 under Linux, 16 KiB transfers, 2 MB
+# buffers, MB/s of sc16 payload, all directions together.
+PUBLISHED_USB2_MBPS = {("rx", 16384, 2 * 1024**2): 32.0, ("tx", 16384, 2 * 1024**2): 32.0,
+                       ("rx+tx", 16384, 2 * 1024**2): 36.57}
+USB_TABLE_TAG = "usb-table"
+
+
+@dataclass
+class UsbTable:
+    """The rate searches of the USB reference cases as the published table: per direction,
+    transfer size (rows) x buffer size (columns), the highest rate that held (MB/s, all
+    directions together, with its divider), and the published figure beside it."""
+
+    direction: str
+    rows: list[int]                                  # transfer_bytes
+    cols: list[int]                                  # buffer_bytes
+    cells: dict[tuple[int, int], str]
+    failed: set[tuple[int, int]] = field(default_factory=set)
+    published: list[dict] = field(default_factory=list)   # {config, published, measured, ratio}
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024**2} MiB" if n >= 1024**2 and not n % 1024**2 else f"{n // 1024} KiB"
+
+
+def usb_tables(run: RunView) -> list[UsbTable]:
+    """One UsbTable per direction for the run's cases tagged usb-table that ran a search."""
+    by_dir: dict[str, dict[tuple[int, int], CaseView]] = {}
+    for c in run.cases:
+        options = ((c.case.get("transport") or {}).get("options") or {})
+        if USB_TABLE_TAG not in (c.case.get("tags") or []) or "transfer_bytes" not in options:
+            continue
+        key = (int(options["transfer_bytes"]), int(options.get("buffer_bytes") or 0))
+        by_dir.setdefault(str(c.case.get("direction")), {})[key] = c
+    tables = []
+    for direction in ("rx", "tx", "rx+tx"):
+        cases = by_dir.get(direction)
+        if not cases:
+            continue
+        t = UsbTable(direction, sorted({k[0] for k in cases}), sorted({k[1] for k in cases}), {})
+        for key, c in cases.items():
+            m = c.metrics
+            if "max_throughput_Bps" in m:
+                divider = int(m.get("search_divider") or 0)
+                t.cells[key] = f"{m['max_throughput_Bps'] / 1e6:.1f}" + (f" ({divider})" if divider else " (none)")
+            else:
+                t.cells[key] = c.verdict
+            if is_failure(c.verdict):
+                t.failed.add(key)
+            published = PUBLISHED_USB2_MBPS.get((direction, *key))
+            if published is not None and finite(m.get("max_throughput_Bps")):
+                measured = m["max_throughput_Bps"] / 1e6
+                t.published.append({"config": f"{_size(key[0])} transfers x {_size(key[1])}",
+                                    "published": f"{published:.2f}", "measured": f"{measured:.2f}",
+                                    "ratio": f"{measured / published:.2f}"})
+        tables.append(t)
+    return tables
+
+
+def usb_table_size(n: int) -> str:
+    """4096 -> '4 KiB', 2097152 -> '2 MiB' (the table's headings)."""
+    return _size(n)

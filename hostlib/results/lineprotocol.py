@@ -25,6 +25,7 @@ from .record import CaseResult, Verdict, to_datetime, to_ns
 
 CASE_MEASUREMENT = "hilrig_case"
 SERIES_MEASUREMENT = "hilrig_series"
+SEARCH_MEASUREMENT = "hilrig_search_step"   # one row per step of a rate search
 RUN_MEASUREMENT = "hilrig_run"
 
 
@@ -113,9 +114,69 @@ def series_points(result: CaseResult) -> list[Point]:
     return points
 
 
+def leg_points(result: CaseResult) -> list[Point]:
+    """rx+tx: one more `hilrig_case` row per direction, tagged direction=rx|tx and
+    leg_of=rx+tx, with that leg's metrics under their ordinary names (stored in the
+    case's metrics as '<leg>.<name>') and its own verdict from its thresholds."""
+    if getattr(result.case, "direction", None) != "rx+tx":
+        return []
+    points = []
+    for leg in ("rx", "tx"):
+        prefix = leg + "."
+        metrics = {k[len(prefix):]: v for k, v in result.metrics.items() if k.startswith(prefix)}
+        if not metrics:
+            continue
+        mine = [t for t in result.thresholds if str(getattr(t, "metric", "")).startswith(prefix)]
+        verdict = Verdict(result.verdict)
+        if verdict.passed or (verdict is Verdict.FAIL and all(t.passed for t in mine)):
+            verdict = Verdict.MARGINAL if any(t.marginal for t in mine) else Verdict.PASS
+        p = Point(CASE_MEASUREMENT)
+        tags = _common_tags(result) | {"direction": leg, "leg_of": "rx+tx", "verdict": verdict.value}
+        for key, value in (tags | _sweep_tags(result)).items():
+            p.tag(key, value)
+        for name, measured in metrics.items():
+            number = _float(measured)
+            if number is not None:
+                p.field(name, number)
+        p.field("passed", 1.0 if verdict.passed else 0.0)
+        rate = _float(getattr(result.case, "rate_sps", None))
+        if rate is not None:
+            p.field("rate_sps", rate)
+        p.field("run_id", result.run_id)
+        p.time(to_ns(result.ended_utc), WritePrecision.NS)
+        points.append(p)
+    return points
+
+
+def search_points(result: CaseResult) -> list[Point]:
+    """A rate search: one `hilrig_search_step` row per step tried (phase step|confirm),
+    stamped a microsecond apart after the case's start so each keeps its row."""
+    tags = _common_tags(result) | _sweep_tags(result)
+    start_ns = to_ns(result.started_utc)
+    points = []
+    for i, step in enumerate(getattr(result, "steps", None) or []):
+        p = Point(SEARCH_MEASUREMENT)
+        for key, value in (tags | {"phase": str(step.get("phase", "step")),
+                                   "verdict": str(step.get("verdict", ""))}).items():
+            p.tag(key, value)
+        for name in ("step", "value", "rate_sps", "throughput_Bps"):
+            f = _float(step.get(name))
+            if f is not None:
+                p.field(name, f)
+        p.field("passed", 1.0 if step.get("passed") else 0.0)
+        p.field("key", str(step.get("key", "")))
+        p.field("message", _one_line(step.get("message", "")))
+        p.field("run_id", result.run_id)
+        p.time(start_ns + 1000 * i, WritePrecision.NS)
+        points.append(p)
+    return points
+
+
 def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]:
-    """Every line-protocol line for one result: the case row, then its series."""
-    points = [case_point(result, git_sha=git_sha), *series_points(result)]
+    """Every line-protocol line for one result: the case row, its direction rows (rx+tx),
+    its search steps, then its series."""
+    points = [case_point(result, git_sha=git_sha), *leg_points(result), *search_points(result),
+              *series_points(result)]
     return [line for line in (p.to_line_protocol() for p in points) if line]
 
 

@@ -94,6 +94,9 @@ class CaseResult:
     series: list[dict] = dataclasses.field(default_factory=list)  # one row a second: t_s + metrics
     error: str | None = None  # what went wrong (ERROR), without its kind
     error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
+    # A rate search (hostlib.engine.search): one dict per step tried, in order:
+    # {step, phase ("step" | "retry" | "confirm"), key, value, rate_sps, throughput_Bps, verdict, message}.
+    steps: list[dict] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -138,6 +141,7 @@ class CaseResult:
             "metrics": jsonable(self.metrics),
             "thresholds": [threshold_to_dict(t) for t in self.thresholds],
             "series": jsonable(self.series),
+            "steps": jsonable(self.steps),
         }
 
 

@@ -126,7 +126,8 @@ DELIVERY_METRICS = frozenset({
 
 
 def _limits_delivery(result: CaseResult) -> bool:
-    return bool({getattr(t, "metric", "") for t in result.thresholds} & DELIVERY_METRICS)
+    # rx+tx thresholds are named '<leg>.<metric>'
+    return bool({str(getattr(t, "metric", "")).rsplit(".", 1)[-1] for t in result.thresholds} & DELIVERY_METRICS)
 
 
 def message_line(result: CaseResult) -> str:

@@ -49,15 +49,15 @@ class DeviceEntry:
                 return f"host: gnuradio on the simulator: rig_source has no {case.transport.kind} transport (udp, shm)"
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
-        if case.direction not in self.directions:
+        # rx+tx needs a device that does both (or lists rx+tx itself).
+        wanted = ("rx", "tx") if case.direction == "rx+tx" and "rx+tx" not in self.directions else (case.direction,)
+        if any(d not in self.directions for d in wanted):
             return f"device {self.alias!r} does not support direction {case.direction} (has {', '.join(self.directions)})"
         # A UHD radio streams over its own link (usb, 10 GbE); the case's transport
         # only sizes its frames, so the kind is not compared (docs/drivers.md).
         if self.driver != "uhd" and case.transport.kind not in self.transports:
             return (f"device {self.alias!r} does not support transport {case.transport.kind} "
                     f"(has {', '.join(self.transports)})")
-        if self.driver == "sim" and case.transport.kind == "usb" and case.direction == "loopback":
-            return "loopback over the simulator's usb link is not built (rx and tx are; docs/usb.md)"
         if case.rate_sps > self.max_rate_sps:
             return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
                     f"the case rate is {case.rate_sps:g} S/s")
@@ -106,7 +106,7 @@ class _DeviceModel(BaseModel):
     serial: NonEmpty | None = None
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
     max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS, what=" S/s")]
-    directions: list[Literal["rx", "tx", "loopback"]] = Field(default_factory=lambda: ["rx", "tx", "loopback"],
+    directions: list[Literal["rx", "tx", "loopback", "rx+tx"]] = Field(default_factory=lambda: ["rx", "tx", "loopback"],
                                                                min_length=1)
     # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
     transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)

@@ -149,7 +149,7 @@ def test_all_errors_of_a_file_at_once_and_no_half_config(tmp_path):
     assert got == {(10, "direction"), (11, "channels"), (12, "master_clock"), (14, "transport.kind"),
                    (16, "warmup"), (17, "thresholds.overruns")}
     assert all(i.file == str(p) for i in issues)
-    assert any("'rx', 'tx' or 'loopback'" in i.message for i in issues)
+    assert any("'rx', 'tx', 'loopback' or 'rx+tx'" in i.message for i in issues)
 
 
 def test_sweep_expansion(tmp_path):
@@ -229,7 +229,7 @@ def test_starter_cases_are_valid_and_fit_the_sim_rig():
     from hostlib.rig import load_rig
     cases = load_cases([REPO / "testcases"])
     rig = load_rig(REPO / "rigs" / "sim.yaml")
-    assert {c.direction for c in cases} == {"rx", "tx", "loopback"}
+    assert {c.direction for c in cases} == {"rx", "tx", "loopback", "rx+tx"}
     assert {c.transport.kind for c in cases} >= {"udp", "shm"}  # usb: a radio's own link (rx_b210_usb.yaml)
     rx_rates = {(c.transport.kind, c.rate_sps) for c in cases if c.direction == "rx"}
     for kind in ("udp", "shm"):

@@ -92,8 +92,11 @@ def test_usb_geometry_on_the_sim_link_is_a_config_error_with_the_fix(write_case,
     assert "not a whole number of 8000-byte frames" in result.error, result.error
 
 
-def test_loopback_over_the_sim_usb_link_skips_with_the_reason(write_case, sim_rig):
+def test_loopback_over_the_sim_usb_link_echoes_every_frame(write_case, sim_rig):
+    # The device echoes each OUT frame into its IN FIFO; the host checks them all.
     [case] = write_case(CASE.format(direction="loopback", link="usb2", divider="decimation", factor=16,
-                                    duration="0.3 s", extra=""))
+                                    duration="0.5 s", extra="fifo_frames: 256"))
     result = run_case(case, sim_rig, run_id="t")
-    assert result.verdict == "SKIP" and "loopback over the simulator's usb link is not built" in result.message
+    m = result.metrics
+    assert result.verdict == "PASS", result.message
+    assert m["frames_received"] > 200 and m["pattern_errors"] == 0 and m["missing_frames"] == 0

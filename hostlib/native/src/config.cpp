@@ -64,6 +64,7 @@ const char* direction_name(Direction d) {
   switch (d) {
     case Direction::rx: return "rx";
     case Direction::tx: return "tx";
+    case Direction::rx_tx: return "rx+tx";
     default: return "loopback";
   }
 }
@@ -184,7 +185,8 @@ StreamConfig stream_config_from_json(const json& j, const std::string& where) {
   if (dir == "rx") c.direction = Direction::rx;
   else if (dir == "tx") c.direction = Direction::tx;
   else if (dir == "loopback") c.direction = Direction::loopback;
-  else bad(where + ".direction", "must be rx, tx or loopback, got \"" + dir + "\"");
+  else if (dir == "rx+tx") c.direction = Direction::rx_tx;
+  else bad(where + ".direction", "must be rx, tx, loopback or rx+tx, got \"" + dir + "\"");
   c.channels = unsigned(get_uint(j, "channels", 1, 255, where));
   try {
     c.sample_format = parse_sample_format(get_string(j, "sample_format", where));

@@ -26,6 +26,9 @@ FaultPlan FaultPlan::make(const FaultSpec& f, const StreamConfig& cfg) {
     throw std::invalid_argument("faults.stall_ms: a stall of the device's consumer applies to tx and loopback only");
   const Capacity cap = capacity(f, cfg);
   if (cap.slots_needed == 0) return plan;
+  // One plan, one cursor: the RX and TX threads of an rx+tx stream cannot share it.
+  if (cfg.direction == Direction::rx_tx)
+    throw std::invalid_argument("faults: fault injection applies to rx, tx and loopback streams, not rx+tx");
   if (!cap.fits())
     throw std::invalid_argument("faults: " + std::to_string(cap.slots_needed) + " faulty frames asked for, but a window of " +
                                 std::to_string(f.window_frames) + " frames holds at most " +

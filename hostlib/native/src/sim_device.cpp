@@ -21,6 +21,7 @@ using nlohmann::json;
 SimDevice::~SimDevice() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+  if (tx_thread_.joinable()) tx_thread_.join();
 }
 
 json SimDevice::configure(const json& req) {
@@ -37,8 +38,6 @@ json SimDevice::configure(const json& req) {
   json endpoint;
   if (cfg.transport.kind == TransportKind::usb) {
     // The USB link: a shared channel the host's UsbEngine submits into (docs/usb.md).
-    if (cfg.direction == Direction::loopback)
-      throw std::invalid_argument("configure.direction: loopback over the usb link is not built; use rx or tx");
     UsbLinkConfig link;
     link.transfer_bytes = cfg.transport.transfer_bytes;
     link.transfers = cfg.transport.transfers;
@@ -50,7 +49,7 @@ json SimDevice::configure(const json& req) {
       for (std::size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
       throw std::invalid_argument(all);
     }
-    usb = UsbSimChannel::create(link.transfer_bytes, link.transfers, 1);
+    usb = UsbSimChannel::create(link.transfer_bytes, link.transfers, cfg.direction == Direction::tx || cfg.direction == Direction::rx ? 1 : 2);
     endpoint = usb->endpoint_json();
     endpoint["kind"] = "usb";
     endpoint["link"] = cfg.transport.link;
@@ -71,7 +70,8 @@ json SimDevice::configure(const json& req) {
   const bool has_rx_dest = req.contains("rx_dest") && !req["rx_dest"].is_null();
   const TransportSpec t = has_rx_dest ? transport_at_endpoint(cfg.transport, req["rx_dest"], "configure.rx_dest") : cfg.transport;
   const TransportSpec& tl = cfg.transport;  // TX listening side
-  if (cfg.direction == Direction::rx || cfg.direction == Direction::loopback) {
+  const bool both = cfg.direction == Direction::rx_tx;  // independent RX and TX links at once
+  if (cfg.direction == Direction::rx || cfg.direction == Direction::loopback || both) {
     if (t.kind == TransportKind::udp) {
       StreamConfig sized = cfg;
       sized.transport = t;
@@ -84,7 +84,7 @@ json SimDevice::configure(const json& req) {
                                     " bytes, frame_bytes is " + std::to_string(cfg.frame_bytes));
     }
   }
-  if (cfg.direction == Direction::tx || cfg.direction == Direction::loopback) {
+  if (cfg.direction == Direction::tx || cfg.direction == Direction::loopback || both) {
     if (tl.kind == TransportKind::udp) {
       // Loopback without rx_dest: transport is the RX destination, so listen on any port.
       std::uint16_t port = (cfg.direction == Direction::tx || has_rx_dest) ? tl.port : 0;
@@ -134,6 +134,15 @@ void SimDevice::start() {
   stop_.store(false);
   plan_.rewind();
   if (rtl_) rtl_rate_div_ = std::uint16_t(std::lround(cfg_.master_clock_hz / cfg_.stream.rate_sps));
+  const bool both = cfg_.stream.direction == Direction::rx_tx;
+  usb_shared_.reset();
+  if (both && usb_) {
+    const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg_.stream.samples_per_frame()};
+    usb_shared_ = std::make_unique<UsbSimLink>(
+        *usb_, cfg_.stream, tally, std::uint64_t(cfg_.fifo_frames) * (kFrameHeaderBytes + cfg_.stream.payload_bytes()));
+    usb_shared_->set_shared_out();
+  }
+  if (both) tx_thread_ = std::thread([this] { run_tx(); });
   thread_ = std::thread([this] {
     const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg_.stream.samples_per_frame()};
     if (rtl_) {
@@ -149,8 +158,10 @@ void SimDevice::start() {
       UdpBatchLink link(rx_sock_, cfg_.stream, tally);
       return run_rtl(&link);
     }
-    if (cfg_.stream.direction != Direction::rx) return run_tx();
-    if (usb_) {
+    if (cfg_.stream.direction != Direction::rx && cfg_.stream.direction != Direction::rx_tx) return run_tx();
+    if (usb_shared_) {
+      run_rx(*usb_shared_);
+    } else if (usb_) {
       UsbSimLink link(*usb_, cfg_.stream, tally, 0);
       run_rx(link);
     } else if (rx_ring_) {
@@ -166,6 +177,7 @@ void SimDevice::start() {
 json SimDevice::stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+  if (tx_thread_.joinable()) tx_thread_.join();
   return stats();
 }
 
@@ -376,11 +388,13 @@ void SimDevice::run_tx() {
   socklen_t gro_len = sizeof gro;
   // USB: OUT transfers reach the device through the bus model, draining at the
   // stream's rate through a FIFO of fifo_frames (full: the bus NAKs, the host waits).
-  std::unique_ptr<UsbSimLink> usb_link;
-  if (usb_) {
+  std::unique_ptr<UsbSimLink> usb_own;
+  UsbSimLink* usb_link = usb_shared_.get();  // rx+tx: the bus run_rx steps
+  if (usb_ && !usb_link) {
     const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg.samples_per_frame()};
-    usb_link = std::make_unique<UsbSimLink>(*usb_, cfg, tally,
-                                            std::uint64_t(cfg_.fifo_frames) * (kFrameHeaderBytes + cfg.payload_bytes()));
+    usb_own = std::make_unique<UsbSimLink>(*usb_, cfg, tally,
+                                           std::uint64_t(cfg_.fifo_frames) * (kFrameHeaderBytes + cfg.payload_bytes()));
+    usb_link = usb_own.get();
   }
   if (!tx_ring_ && !usb_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
   UdpRecvBatch batch(gro ? 16 : 64, std::size_t(cfg.frame_bytes) + 1, gro != 0);
@@ -405,6 +419,15 @@ void SimDevice::run_tx() {
     const std::uint64_t samples = in.payload_bytes / (bytes_per_sample(SampleFormat(in.sample_format)) * in.channels);
     rx_tick += samples;
     const std::size_t len = kFrameHeaderBytes + in.payload_bytes;
+    if (usb_link) {  // over usb: into the link's IN FIFO, which the bus moves into the host's IN transfers
+      // (the link counts frames sent as the bus moves them; it carries whole frames only)
+      if (len != kFrameHeaderBytes + cfg.payload_bytes()) return;
+      std::uint8_t* dst = usb_link->acquire();
+      write_header(h, dst);
+      std::memcpy(dst + kFrameHeaderBytes, frame + kFrameHeaderBytes, in.payload_bytes);
+      usb_link->commit(std::uint32_t(len));
+      return;
+    }
     std::uint8_t* dst = rx_ring_ ? rx_ring_->acquire() : out.data();
     bool ok = false;
     if (dst && len <= (rx_ring_ ? rx_ring_->slot_bytes() : out.size())) {
@@ -507,7 +530,9 @@ void SimDevice::run_tx() {
     h.seq = rx_seq;
     h.sample_tick = rx_tick;
     h.send_time_ns = now_ns();
-    if (rx_ring_) {
+    if (usb_link) {
+      // The link carries whole frames only: the host ends on its own (no EOB frame).
+    } else if (rx_ring_) {
       if (std::uint8_t* s = rx_ring_->acquire_wait(100'000'000)) {
         write_header(h, s);
         rx_ring_->publish(std::uint32_t(kFrameHeaderBytes));
@@ -550,6 +575,7 @@ void SimDevice::check_rtl_stream(const SimConfig& sc) const {
   if (c.stream_id != 0) problems.push_back("stream_id " + std::to_string(c.stream_id));
   if (c.pattern != "counter") problems.push_back("pattern " + c.pattern);
   if (sc.faults.stall_ms) problems.push_back("faults.stall_ms (a consumer stall is not modelled by the RTL)");
+  if (c.direction == Direction::rx_tx) problems.push_back("direction rx+tx (loopback_top runs rx, tx or loopback)");
   const double div = sc.master_clock_hz / c.rate_sps;
   const double whole = std::round(div);
   if (whole < 1 || whole > 65535 || std::fabs(div - whole) > 1e-6 * whole)

@@ -90,13 +90,13 @@ bool UsbSimLink::complete(const UsbBusModel::Done& d) {
 }
 
 void UsbSimLink::end_batch(bool more_due) {
-  const bool moved = service(NoOut{});
+  const bool moved = service(NoOut{this});
   if (!moved && !more_due) sleep_for_ns(kPassNs);
 }
 
 void UsbSimLink::idle_until(std::uint64_t t) {
   for (;;) {
-    service(NoOut{});
+    service(NoOut{this});
     const std::uint64_t now = now_ns();
     if (now >= t) return;
     sleep_for_ns(std::min<std::uint64_t>(t - now, kPassNs));
@@ -104,7 +104,7 @@ void UsbSimLink::idle_until(std::uint64_t t) {
 }
 
 void UsbSimLink::end_short() {
-  service(NoOut{});
+  service(NoOut{this});
   std::uint64_t tag;
   if (!model_.front(true, &tag)) return;  // no IN transfer queued: the last frame has nowhere to go
   // The device ends the transfer it is filling with a short packet: whole frames the

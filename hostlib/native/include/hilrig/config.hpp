@@ -42,7 +42,8 @@ constexpr std::uint32_t fifo_frames(std::uint32_t frame_bytes) {
 }
 }  // namespace defaults
 
-enum class Direction { rx, tx, loopback };
+// rx_tx ("rx+tx"): independent RX and TX streams at once on one device (not an echo).
+enum class Direction { rx, tx, loopback, rx_tx };
 enum class TransportKind { udp, shm, usb };  // usb: the simulator's USB link (docs/usb.md)
 
 struct TransportSpec {

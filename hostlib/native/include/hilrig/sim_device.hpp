@@ -21,6 +21,7 @@
 #include "hilrig/rx_check.hpp"
 #include "hilrig/rtl_core.hpp"
 #include "hilrig/shm_ring.hpp"
+#include "hilrig/sim_link.hpp"
 #include "hilrig/udp.hpp"
 #include "hilrig/usb_sim_channel.hpp"
 
@@ -39,7 +40,7 @@ class SimDevice {
   void start();
   nlohmann::json stop();  // RX: last frame carries EOB; returns final stats
   nlohmann::json stats() const;
-  bool running() const { return thread_.joinable(); }
+  bool running() const { return thread_.joinable() || tx_thread_.joinable(); }
   // The RTL as the device core (before configure). firmware_json: what the device runs
   // (hello): {"firmware": "model"} or the RTL image, version and rtl_git_hash.
   void use_rtl(std::unique_ptr<RtlCore> core) { rtl_ = std::move(core); }
@@ -48,7 +49,7 @@ class SimDevice {
  private:
   template <class Link>
   void run_rx(Link& link);
-  void run_tx();  // tx and loopback
+  void run_tx();  // tx, loopback, and the TX side of rx+tx
   template <class Link>
   void run_rtl(Link* rx);  // the RTL core, every direction (rx: the RX link, nullptr for tx)
   void check_rtl_stream(const SimConfig& sc) const;
@@ -67,6 +68,8 @@ class SimDevice {
   std::unique_ptr<UsbSimChannel> usb_;
 
   std::thread thread_;
+  std::thread tx_thread_;                   // rx+tx: the TX side runs beside the RX side (thread_)
+  std::unique_ptr<UsbSimLink> usb_shared_;  // rx+tx over usb: the one bus both threads use
   std::atomic<bool> stop_{false};
 
   using C = Counter;

@@ -18,6 +18,8 @@
 //                                      flush, then send the frame build_last(buf) -> len
 // UsbSimLink implements the same members (and, for TX, service_out).
 #pragma once
+#include <deque>
+#include <mutex>
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -224,18 +226,40 @@ class UsbSimLink {
   // bus finished. Returns whether anything happened (else it slept a pass).
   template <class OnFrame>
   bool service_out(OnFrame&& on_frame) {
-    const bool moved = service([&](const std::uint8_t* p, std::uint32_t len) {
+    auto frames = [&](const std::uint8_t* p, std::uint32_t len) {
       for (std::uint32_t off = 0; off + flen_ <= len; off += flen_) on_frame(p + off, flen_);
-    });
+    };
+    if (shared_out_) {  // rx+tx: the RX thread steps the bus; this thread takes what it moved
+      std::deque<std::vector<std::uint8_t>> ready;
+      {
+        std::lock_guard<std::mutex> lock(out_mu_);
+        ready.swap(out_ready_);
+      }
+      for (const auto& t : ready) frames(t.data(), std::uint32_t(t.size()));
+      if (ready.empty()) sleep_for_ns(kPassNs);
+      return !ready.empty();
+    }
+    const bool moved = service(frames);
     if (!moved) sleep_for_ns(kPassNs);
     return moved;
   }
+  // rx+tx: one bus for both directions. The RX thread (run_rx) alone steps it and
+  // keeps each finished OUT transfer's data for service_out on the TX thread, so the
+  // two threads share nothing but that queue.
+  void set_shared_out() { shared_out_ = true; }
 
  private:
   static constexpr unsigned kBatch = 32;
   static constexpr std::uint64_t kPassNs = 50'000;  // an idle pass waits this long (the model keeps real time regardless)
+  // What the RX side's passes do with a finished OUT transfer: nothing (rx), or keep
+  // it for the TX thread (rx+tx).
   struct NoOut {
-    void operator()(const std::uint8_t*, std::uint32_t) const {}
+    UsbSimLink* link;
+    void operator()(const std::uint8_t* p, std::uint32_t len) const {
+      if (!link->shared_out_) return;
+      std::lock_guard<std::mutex> lock(link->out_mu_);
+      link->out_ready_.emplace_back(p, p + len);
+    }
   };
   // Takes submissions, steps the bus to now, completes what finished. out(p, len) gets
   // each finished OUT transfer's data. True when something was submitted or finished.
@@ -261,6 +285,9 @@ class UsbSimLink {
   std::vector<std::uint32_t> in_len_;                // by tag: an IN transfer's length
   std::uint64_t t0_ns_;
   double slot_ns_;
+  bool shared_out_ = false;
+  std::mutex out_mu_;
+  std::deque<std::vector<std::uint8_t>> out_ready_;  // rx+tx: finished OUT transfers for the TX thread
 };
 
 template <class Out>

@@ -1,0 +1,134 @@
+"""A rate search case (`search:` in the YAML, docs/dsl.md "Rate search").
+
+The candidates (decimation or interpolation values) are ordered from the lowest rate
+to the highest. Each step runs one candidate for `step_s` through the ordinary
+engine (run_case: open, stream, stop, verdict) with the case's thresholds as the pass
+rule; a bisection over the candidates assumes that a rate which holds makes every
+lower one hold. A step that FAILs is run once more before it counts (STEP_TRIES): one
+short step on a shared host can lose frames to a descheduled thread, and the bisection
+would carry that one transient down to every rate above it. The best candidate is
+then confirmed over the case's duration; if it does not hold there, the next lower one
+is confirmed (at most CONFIRMATIONS in all).
+The confirmation run is the case's result, with max_rate_sps / max_throughput_Bps /
+search_divider / search_steps beside its metrics and every step in `result.steps`.
+No candidate holding is a FAIL naming the rates tried.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
+from ..results.record import CaseResult, Verdict
+from ..units import format_quantity
+from .measure import bytes_per_tick, legs_of
+
+CONFIRMATIONS = 2   # the best candidate, then (if it does not hold over the duration) the next lower one
+STEP_TRIES = 2      # a failing step is tried again once before the search takes it as the limit
+
+
+def step_count(n_candidates: int) -> int:
+    """Steps a bisection over n candidates takes at most."""
+    return max(1, math.ceil(math.log2(n_candidates + 1)))
+
+
+def estimated_seconds(case: Any, overhead_s: float) -> float:
+    """Wall time of a search case: its steps and one confirmation (more if a step is
+    retried or the confirmation fails)."""
+    spec = case.search
+    run = float(case.warmup_s) + overhead_s
+    return step_count(len(spec.values)) * (run + spec.step_s) + run + float(case.duration_s)
+
+
+def data_rate_Bps(case: Any, rate_sps: float) -> float:
+    """Payload bytes per second of a rate, all the case's directions together."""
+    return rate_sps * bytes_per_tick(case) * len(legs_of(case))
+
+
+def candidate(case: Any, value: int, duration_s: float) -> Any:
+    """The case run at one candidate for duration_s (an ordinary case: no search)."""
+    spec = case.search
+    changes: dict[str, Any] = {
+        spec.key: value, "rate_sps": case.master_clock_hz / value, "duration_s": duration_s, "search": None,
+        "timeout_s": duration_s + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S,
+    }
+    other = "interpolation" if spec.key == "decimation" else "decimation"
+    if getattr(case, other, None) is not None:
+        changes[other] = value   # loopback / rx+tx: one rate for both (validated equal)
+    return dataclasses.replace(case, **changes)
+
+
+def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[str], None]) -> CaseResult:
+    """Search, confirm, and return the confirmation's result (or the step that ended it)."""
+    spec = case.search
+    values = spec.values
+    steps: list[dict] = []
+    planned = step_count(len(values))
+
+    def attempt(value: int, duration_s: float, phase: str) -> CaseResult:
+        c = candidate(case, value, duration_s)
+        label = (f"search {case.test_name}: {phase} {len(steps) + 1} "
+                 f"({'of ~' + str(planned + 1) if phase != 'confirm' else 'over ' + format(duration_s, 'g') + ' s'}): "
+                 f"{spec.key} {value} = {format_quantity(c.rate_sps, 'rate')} "
+                 f"({data_rate_Bps(c, c.rate_sps) / 1e6:.2f} MB/s)")
+        say(label + " ...")
+        r = run_one(c)
+        steps.append({"step": len(steps) + 1, "phase": phase, "key": spec.key, "value": value,
+                      "rate_sps": c.rate_sps, "throughput_Bps": r.metrics.get("throughput_Bps"),
+                      "verdict": r.verdict.value, "passed": r.verdict.passed, "message": r.message})
+        say(f"{label}: {r.verdict.label}")
+        return r
+
+    # Bisection: values[:good+1] hold, values[bad:] do not (as far as the steps show).
+    good, bad = -1, len(values)
+    last: CaseResult | None = None
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        last = attempt(values[mid], spec.step_s, "step")
+        for _ in range(STEP_TRIES - 1):
+            if last.verdict is not Verdict.FAIL:
+                break
+            last = attempt(values[mid], spec.step_s, "retry")
+        if last.verdict.passed:
+            good = mid
+        elif last.verdict in (Verdict.ERROR, Verdict.SKIP):
+            return _finish(case, last, steps, None, f"the search stopped at {spec.key} {values[mid]}")
+        else:
+            bad = mid
+    confirmed: CaseResult | None = None
+    for index in range(good, max(good - CONFIRMATIONS, -1), -1):
+        last = attempt(values[index], float(case.duration_s), "confirm")
+        if last.verdict.passed:
+            confirmed = last
+            break
+        if last.verdict in (Verdict.ERROR, Verdict.SKIP):
+            break
+    assert last is not None
+    return _finish(case, last, steps, confirmed, "")
+
+
+def _finish(case: Any, last: CaseResult, steps: list[dict], confirmed: CaseResult | None, why: str) -> CaseResult:
+    spec = case.search
+    result = confirmed or last
+    result.case = dataclasses.replace(result.case, test_name=case.test_name, name=case.name, search=spec)
+    result.steps = steps
+    tried = ", ".join(f"{s['key']} {s['value']} ({format_quantity(s['rate_sps'], 'rate')}) {s['verdict']}"
+                      for s in steps)
+    if result.verdict in (Verdict.ERROR, Verdict.SKIP):
+        result.message = f"{why or 'the search stopped'}: {result.message} (tried: {tried})"
+        return result
+    rate = result.case.rate_sps if confirmed else 0.0
+    result.metrics.update({
+        "max_rate_sps": rate, "max_throughput_Bps": data_rate_Bps(case, rate),
+        "search_divider": float(getattr(result.case, spec.key) if confirmed else 0), "search_steps": float(len(steps)),
+    })
+    if confirmed:
+        result.message = (f"max rate {format_quantity(rate, 'rate')} ({spec.key} {getattr(result.case, spec.key)}, "
+                          f"{data_rate_Bps(case, rate) / 1e6:.2f} MB/s) held over {case.duration_s:g} s; "
+                          f"tried: {tried}; {result.message}")
+    else:
+        result.verdict = Verdict.FAIL
+        result.message = f"FAIL: no rate held its thresholds (tried: {tried}); last: {result.message}"
+    return result
