@@ -24,7 +24,9 @@ class Metric:
 
 
 _METRICS = [
-    Metric("samples_expected", "count", "samples the stream should have carried: RX, the rate over the span from first to last received frame; TX, the samples the host sent"),
+    Metric("samples_expected", "count",
+           "samples the stream should have carried: RX, the rate over the span from first to last received "
+           "frame; TX, the samples the host sent"),
     Metric("samples_received", "count", "samples received by the host (RX) or by the device (TX)"),
     Metric("samples_sent", "count", "samples sent by the device (RX) or by the host (TX)"),
     Metric("frames_received", "count", "frames received"),
@@ -49,21 +51,30 @@ _METRICS = [
     Metric("latency_p99_s", "time", "99th percentile frame latency", ("latency_p99",)),
     Metric("latency_p999_s", "time", "99.9th percentile frame latency", ("latency_p999",)),
     Metric("latency_max_s", "time", "largest frame latency", ("latency_max",)),
-    Metric("longest_gap_s", "time", "longest time between two received frames, or from the last frame to the end of the window", ("longest_gap",)),
-    Metric("time_to_first_sample_s", "time", "from stream start to the first received sample", ("time_to_first_sample",)),
+    Metric("longest_gap_s", "time",
+           "longest time between two received frames, or from the last frame to the end of the window",
+           ("longest_gap",)),
+    Metric("time_to_first_sample_s", "time",
+           "from stream start to the first received sample", ("time_to_first_sample",)),
     Metric("duration_s", "time", "measured streaming window"),
     Metric("host_cpu_percent", "percent", "host process CPU use during the window (100 = one core)", ("host_cpu",)),
     Metric("udp_rcvbuf_errors", "count", "kernel UDP receive-buffer errors during the window"),
     Metric("drop_ratio", "ratio", "dropped samples / (received + dropped samples): the share the link lost"),
-    Metric("host_rx_cpu_percent", "percent", "CPU use of the host's receive thread during the window (100 = one core busy)"),
+    Metric("host_rx_cpu_percent", "percent",
+           "CPU use of the host's receive thread during the window (100 = one core busy)"),
     Metric("host_cpu_busy_percent", "percent", "all CPUs of the host, busy share during the window (100 = saturated)"),
     Metric("host_limited", "count", "1 when samples were lost while the rig's own CPU was saturated "
            "(receive thread >= 90 % or all CPUs >= 95 %): the host, not the device, was the limit"),
-    Metric("injected_drop_frames", "count", "frames the simulator dropped on purpose (fault injection): the truth beside missing_frames"),
-    Metric("injected_corrupt_samples", "count", "samples the simulator corrupted on purpose: the truth beside pattern_errors"),
-    Metric("injected_duplicate_frames", "count", "frames the simulator sent twice on purpose: the truth beside duplicate_frames"),
-    Metric("injected_reorder_frames", "count", "frame pairs the simulator swapped on purpose: the truth beside reordered_frames"),
-    Metric("socket_buffer_capped", "count", "1 when the kernel granted a smaller socket buffer than the rate needs (rmem_max)"),
+    Metric("injected_drop_frames", "count",
+           "frames the simulator dropped on purpose (fault injection): the truth beside missing_frames"),
+    Metric("injected_corrupt_samples", "count",
+           "samples the simulator corrupted on purpose: the truth beside pattern_errors"),
+    Metric("injected_duplicate_frames", "count",
+           "frames the simulator sent twice on purpose: the truth beside duplicate_frames"),
+    Metric("injected_reorder_frames", "count",
+           "frame pairs the simulator swapped on purpose: the truth beside reordered_frames"),
+    Metric("socket_buffer_capped", "count",
+           "1 when the kernel granted a smaller socket buffer than the rate needs (rmem_max)"),
 ]
 
 # Thresholds used by the engine to call a lossy run host-limited (docs/performance.md).

@@ -67,8 +67,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 class YamlCaseFile(pytest.File):
     def collect(self):
-        from .dsl.loader import load_file
         from ._exceptions import ConfigError
+        from .dsl.loader import load_file
 
         cases, issues = load_file(self.path)
         if issues:

@@ -24,12 +24,13 @@ import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ._exceptions import InfrastructureError
 from .results import Evidence, Outbox, new_run_id, results_dirs
-from .results.record import (EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now)
+from .results.record import EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from .results.save import save_result
 from .results.verdict import summary_line
 from .selection import Selection
@@ -79,7 +80,7 @@ class RunSession:
 
     # ------------------------------------------------------------------ life cycle
 
-    def open(self) -> "RunSession":
+    def open(self) -> RunSession:
         if self.run_id is not None:
             return self
         outbox_dir, evidence_dir = results_dirs(self.rig)
@@ -95,7 +96,7 @@ class RunSession:
                  self.outbox.file_for(self.run_id), self.evidence.path)
         return self
 
-    def __enter__(self) -> "RunSession":
+    def __enter__(self) -> RunSession:
         return self.open()
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -12,7 +12,8 @@ def add_parser(sub) -> None:
     rsub = rig.add_subparsers(dest="rig_command", required=True)
     rsub.add_parser("probe", help="list UHD devices, SoapySDR devices and the simulator on this host")
     chk = rsub.add_parser("check", help="compare what is attached with a rig file and firmware/images.yaml; "
-                                        "exit 1 if a device runs another image, or is missing on a rig with require_devices: true")
+                                        "exit 1 if a device runs another image, or is missing on a rig with "
+                                        "require_devices: true")
     chk.add_argument("rig", help="rig name (rigs/<name>.yaml) or path")
 
 

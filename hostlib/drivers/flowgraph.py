@@ -29,10 +29,8 @@ class FlowgraphRx:
     def __init__(self, cfg: dict[str, Any]):
         gr, hilrig = _blocks()
         t = cfg["transport"]
-        if t["kind"] == "udp":
-            address = f"{t.get('host') or '127.0.0.1'}:{int(t.get('port') or 0)}"
-        else:
-            address = ""  # the ring is created here; the simulator opens it
+        # shm: the ring is created here; the simulator opens it
+        address = f"{t.get('host') or '127.0.0.1'}:{int(t.get('port') or 0)}" if t["kind"] == "udp" else ""
         channels, fmt = int(cfg["channels"]), str(cfg["sample_format"])
         self.source = hilrig.rig_source(fmt, channels, t["kind"], address, int(cfg["frame_bytes"]),
                                         int(t.get("slots") or 0), int(t.get("socket_buffer_bytes") or 0),

@@ -53,7 +53,7 @@ class SimProcess:
 
     def __init__(self, binary: str | None = None, extra_args: list[str] | None = None):
         self.binary = binary or find_sim_binary()
-        self._stderr = tempfile.TemporaryFile(mode="w+b")
+        self._stderr = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115  the process's, closed in close()
         try:
             self.proc = subprocess.Popen(
                 [self.binary, *(extra_args or [])],
@@ -102,7 +102,8 @@ class SimProcess:
         while b"\n" not in self._buf:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} within {timeout_s:.0f} s")
+                raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} "
+                                  f"within {timeout_s:.0f} s")
             if not self._sel.select(timeout=min(remaining, 0.5)):
                 if self.proc.poll() is not None:
                     raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")

@@ -6,7 +6,7 @@ from typing import Any
 
 from hostlib.dsl.thresholds import Threshold
 
-__all__ = ["FRAME_HEADER_BYTES", "BYTES_PER_SAMPLE", "Case", "TransportSpec"]
+__all__ = ["BYTES_PER_SAMPLE", "FRAME_HEADER_BYTES", "Case", "TransportSpec"]
 
 # Fixed by docs/frame-format.md; repeated here so that validation needs no native build.
 FRAME_HEADER_BYTES = 48

@@ -6,8 +6,9 @@ in the title (frames/s, MS/s, MB/s, drop %). Further axes split the tables.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..results.verdict import format_metric
 from .model import CaseView, RunView, finite, is_failure
@@ -204,5 +205,5 @@ def sweeps(run: RunView) -> list[Sweep]:
         for p in points:
             facets.setdefault(tuple(p.sweep_point.get(k) for k in extra), []).append(p)
         ordered = sorted(facets.items(), key=lambda kv: [value_key(v) for v in kv[0]])
-        out.append(Sweep(name, axes[:2] + extra, [(dict(zip(extra, k)), pts) for k, pts in ordered]))
+        out.append(Sweep(name, axes[:2] + extra, [(dict(zip(extra, k, strict=True)), pts) for k, pts in ordered]))
     return out

@@ -80,7 +80,7 @@ class InfluxTarget:
     batch_lines: int = 5000
 
     @classmethod
-    def from_rig(cls, rig: Any) -> "InfluxTarget | None":
+    def from_rig(cls, rig: Any) -> InfluxTarget | None:
         """The rig's InfluxDB target, or None when its results section names none."""
         section = getattr(rig, "results", None) or {}
         cfg = section.get("influxdb") if isinstance(section, dict) else None
@@ -123,7 +123,7 @@ class InfluxTarget:
             return _Secret(value)
         return None
 
-    def client(self) -> "_Client":
+    def client(self) -> _Client:
         """A client for this target, with its secret resolved now (never stored in the target)."""
         password = self._read_secret(self.password_env, self.password_file, "password")
         token = self._read_secret(self.token_env, self.token_file, "token")
@@ -424,6 +424,6 @@ def ship_after_run(rig: Any, outbox_dir: str | Path) -> list[str]:
             return [f"hilrig results: no InfluxDB in {getattr(rig, 'file', 'the rig file')}; "
                     f"results stay in the outbox {outbox_dir}"]
         return ship_outbox(outbox_dir, target).lines()
-    except Exception as exc:  # a bug here must not turn a measured verdict into an error
+    except Exception as exc:  # noqa: BLE001  a bug here must not turn a measured verdict into an error
         return [f"hilrig results: shipping failed ({type(exc).__name__}: {exc}); "
                 f"results stay in the outbox {outbox_dir}"]

@@ -14,6 +14,7 @@ import secrets
 from pathlib import PurePath
 from typing import Any
 
+
 class ErrorKind(enum.StrEnum):
     """Why a case could not be measured (an ERROR verdict); each kind has its exit code."""
 
@@ -197,7 +198,7 @@ def jsonable(obj: Any) -> Any:
 
 
 def utc_now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc)
+    return _dt.datetime.now(_dt.UTC)
 
 
 def to_datetime(value: str | _dt.datetime) -> _dt.datetime:
@@ -205,8 +206,8 @@ def to_datetime(value: str | _dt.datetime) -> _dt.datetime:
     if isinstance(value, str):
         value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=_dt.timezone.utc)
-    return value.astimezone(_dt.timezone.utc)
+        value = value.replace(tzinfo=_dt.UTC)
+    return value.astimezone(_dt.UTC)
 
 
 def iso_utc(value: str | _dt.datetime | None) -> str | None:
@@ -217,7 +218,7 @@ def iso_utc(value: str | _dt.datetime | None) -> str | None:
 
 def to_ns(value: str | _dt.datetime) -> int:
     """Nanoseconds since the Unix epoch (line protocol timestamps), exact to the microsecond."""
-    delta = to_datetime(value) - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+    delta = to_datetime(value) - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
 
 

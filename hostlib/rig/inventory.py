@@ -36,7 +36,7 @@ class DeviceEntry:
     line: int | None = None             # where the entry is written
     loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
 
-    def unsupported_reason(self, case: "Case") -> str | None:
+    def unsupported_reason(self, case: Case) -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
         if getattr(case, "host", "native") == "gnuradio" and self.driver != "sim":
@@ -45,7 +45,8 @@ class DeviceEntry:
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         if case.direction not in self.directions:
-            return f"device {self.alias!r} does not support direction {case.direction} (has {', '.join(self.directions)})"
+            return (f"device {self.alias!r} does not support direction {case.direction} "
+                    f"(has {', '.join(self.directions)})")
         # A UHD radio streams over its own link (usb, 10 GbE); the case's transport
         # only sizes its frames, so the kind is not compared (docs/drivers.md).
         if self.driver != "uhd" and case.transport.kind not in self.transports:
@@ -76,7 +77,8 @@ class _UsbArgsModel(BaseModel):
     """args of a `driver: usb` entry (docs/usb.md): a lab's board streaming hilrig frames
     over bulk endpoints. VID:PID and/or the entry's serial pick the device."""
     model_config = ConfigDict(extra="forbid")
-    vid_pid: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$"), Field(strict=True)] | None = None
+    vid_pid: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$"),
+                       Field(strict=True)] | None = None
     interface: Annotated[int, Field(strict=True, ge=0, le=255)] = 0
     endpoint_in: Annotated[int, Field(strict=True, ge=0x81, le=0x8F)] = 0x81
     endpoint_out: Annotated[int, Field(strict=True, ge=0x01, le=0x0F)] = 0x01
@@ -109,7 +111,7 @@ class _DeviceModel(BaseModel):
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
 
     @model_validator(mode="after")
-    def _usb_entry(self) -> "_DeviceModel":
+    def _usb_entry(self) -> _DeviceModel:
         """driver: usb: args checked (with what each key takes), transports default [usb]."""
         if self.driver != "usb":
             return self
@@ -117,7 +119,8 @@ class _DeviceModel(BaseModel):
             args = _UsbArgsModel.model_validate(self.args)
         except ValidationError as e:
             raise ValueError("; ".join(f"args.{'.'.join(str(p) for p in err['loc'])}: "
-                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} (got {err.get('input')!r})"
+                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} "
+                                       f"(got {err.get('input')!r})"
                                        for err in e.errors())) from None
         if not args.vid_pid and not self.serial:
             raise ValueError("a usb device needs args.vid_pid ('VVVV:PPPP', as lsusb shows it) or serial, or both")
@@ -156,7 +159,7 @@ class _InfluxModel(BaseModel):
     batch_lines: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 5000
 
     @model_validator(mode="after")
-    def _consistent(self) -> "_InfluxModel":
+    def _consistent(self) -> _InfluxModel:
         problems = []
         if self.api == "v1" and not self.database:
             problems.append("api v1 needs database (and optionally retention_policy)")

@@ -56,7 +56,7 @@ def resolve_rig_path(value: str | None) -> Path:
 
 
 def _variable(name: str, default: Any = "") -> Any:
-    value = BuiltIn().get_variable_value("${%s}" % name)
+    value = BuiltIn().get_variable_value(f"${{{name}}}")
     return default if value is None else value
 
 
@@ -256,7 +256,7 @@ def _log_case(result: CaseResult) -> None:
 
     try:
         logger.info(case_log_html(result), html=True)
-    except Exception as exc:  # the log's view of a case never changes its verdict
+    except Exception as exc:  # noqa: BLE001  the log's view of a case never changes its verdict
         logger.warn(f"hilrig: the case's HTML view failed ({type(exc).__name__}: {exc}); "
                     f"the result is in the evidence file")
 
