@@ -103,7 +103,13 @@ validate: venv
 	$(VENV)/bin/hilrig validate testcases/
 
 # The result-shipping tests need both InfluxDB servers; `make run` does not.
-test: build influxdb test-native test-python test-robot test-firmware
+test: build influxdb lint test-native test-python test-robot test-firmware
+
+# ruff + mypy (configured in pyproject.toml): zero findings on hostlib/ product code.
+.PHONY: lint
+lint: venv
+	$(VENV)/bin/ruff check hostlib
+	$(VENV)/bin/mypy
 
 test-native:
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure

@@ -132,7 +132,7 @@ class Iperf3:
     """iperf3 -s on a free port for the whole series; clients at -u -l SIZE -b RATE."""
 
     def __init__(self):
-        self.exe = shutil.which("iperf3")
+        self.exe = shutil.which("iperf3") or ""  # "" when not installed
         self.proc = None
         if self.exe:
             with socket.socket() as s:
@@ -359,8 +359,8 @@ def main() -> int:
             f"{native_sps / 1e6:7.2f} MS/s", f"{soapy_sps / native_sps:.2f}" if native_sps else "n/a")
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
-        for r, data in gnuradio_rows(window_s, repeats):
-            add(*r, data=data)
+        for row, data in gnuradio_rows(window_s, repeats):
+            add(*row, data=data)
     if "usb" in only:
         # The host engine over the simulated USB links (in-process device, bus model).
         B210_MAX_BPS = 245.76e6  # 61.44 MS/s sc16
@@ -398,8 +398,8 @@ def main() -> int:
                 f"{u['process_cpu_percent']:.0f}", "umockdev is the ceiling", "-", "-",
                 data=BenchRow("USB libusb via umockdev, checked", transfer_bytes, u["bytes_per_s"], None,
                               u["process_cpu_percent"], "umockdev is the ceiling"))
-    for r in rows:
-        table.add_row(*r)
+    for row in rows:
+        table.add_row(*row)
     out = Console(width=200)
     out.print(table)
     for note in placement_notes:

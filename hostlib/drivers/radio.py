@@ -76,8 +76,8 @@ class RadioDriver(Driver):
 
     def __init__(self, device: Any):
         super().__init__(device)
-        self.radio = None
-        self.case = None
+        self.radio: Any = None  # the native UhdRadio / SoapyRadio (the native module is untyped)
+        self.case: Any = None
         self.configured: dict = {}
         self._info: dict = {}
 

@@ -62,8 +62,8 @@ class UsbDriver(Driver):
 
     def __init__(self, device: Any):
         super().__init__(device)
-        self.stream = None
-        self.case = None
+        self.stream: Any = None  # the native UsbStream (the native module is untyped)
+        self.case: Any = None
         self.match = usb_match(device)
 
     def open(self) -> None:

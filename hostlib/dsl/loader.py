@@ -129,7 +129,7 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
         schema_errs = pydantic_errors(e, CaseModel)
         return None, schema_errs + _semantic_after_repair(data, schema_errs)
     errs, thresholds, factor, timeout = _semantic(m)
-    if errs:
+    if errs or factor is None:  # a missing divider is always among the errors
         return None, errs
     t = m.transport
     fb = t.frame_bytes
@@ -522,8 +522,8 @@ def validate_command(paths: Sequence[str], out=None) -> int:
     for issue in issues:
         print(str(issue), file=out)
     if issues:
-        files = len({i.file for i in issues})
-        print(f"FAILED: {len(issues)} problem(s) in {files} file(s); nothing will run until they are fixed",
+        bad_files = len({i.file for i in issues})
+        print(f"FAILED: {len(issues)} problem(s) in {bad_files} file(s); nothing will run until they are fixed",
               file=out)
         return ConfigError.exit_code
     defs = {(c.source_file, c.source_line) for c in cases}

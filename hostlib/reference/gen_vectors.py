@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from .frame import (
     FLAG_CRC_VALID,
@@ -88,7 +89,7 @@ def main() -> None:
                     help="output directory (default: docs/vectors, from the repo root)")
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
-    index = {"format": "hilrig frame vectors v1 (see docs/frame-format.md)", "vectors": []}
+    index: dict[str, Any] = {"format": "hilrig frame vectors v1 (see docs/frame-format.md)", "vectors": []}
     for name, frame, meta in build():
         (out / f"{name}.bin").write_bytes(frame)
         index["vectors"].append({"file": f"{name}.bin", "frame_bytes": len(frame), **meta})

@@ -32,6 +32,8 @@ class Trend:
 
     def line(self) -> str:
         f = self.flag
+        if f is None:
+            return f"{self.testcase}: {self.metric} not flagged"
         rel = f"{f.relative * 100:+.1f} %" if f and f.baseline else ""
         unit = SHOWN_AS.get(self.metric, self.metric)
         return (f"REGRESSION {self.testcase}: {self.metric} {format_metric(unit, f.baseline)} -> "

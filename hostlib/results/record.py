@@ -12,7 +12,7 @@ import enum
 import math
 import secrets
 from pathlib import PurePath
-from typing import Any
+from typing import Any, overload
 
 
 class ErrorKind(enum.StrEnum):
@@ -95,6 +95,7 @@ class CaseResult:
     series: list[dict] = dataclasses.field(default_factory=list)  # one row a second: t_s + metrics
     error: str | None = None  # what went wrong (ERROR), without its kind
     error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
+    warnings: list[str] = dataclasses.field(default_factory=list)  # the host's (e.g. rmem_max), in the message
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -210,6 +211,10 @@ def to_datetime(value: str | _dt.datetime) -> _dt.datetime:
     return value.astimezone(_dt.UTC)
 
 
+@overload
+def iso_utc(value: str | _dt.datetime) -> str: ...
+@overload
+def iso_utc(value: None) -> None: ...
 def iso_utc(value: str | _dt.datetime | None) -> str | None:
     if value is None:
         return None

@@ -103,10 +103,10 @@ class _DeviceModel(BaseModel):
     serial: NonEmpty | None = None
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
     max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS, what=" S/s")]
-    directions: list[Literal["rx", "tx", "loopback"]] = Field(default_factory=lambda: ["rx", "tx", "loopback"],
+    directions: list[Literal["rx", "tx", "loopback"]] = Field(default=["rx", "tx", "loopback"],
                                                                min_length=1)
     # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
-    transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)
+    transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default=["udp", "shm"], min_length=1)
     loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
 
