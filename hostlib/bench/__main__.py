@@ -9,6 +9,8 @@ build/bin/hilrig-bench); BENCH_ONLY=udp,
 iperf3,shm,pymmap,sim,soapy,gnuradio,usb picks row groups (soapy: SoapySDRUtil --rate through the module
 driver=hilrig beside the native RxStream at the same rate and frame size; gnuradio: gr-hilrig beside GNU Radio's
 own blocks, hostlib/bench/gnuradio.py; usb: the USB engine over the simulated links and umockdev).
+The soapy group also runs SoapyRemote serving driver=hilrig beside the UDP path at the same frame
+sizes (hostlib/bench/soapyremote.py); BENCH_ONLY=soapyremote runs that alone.
 """
 from __future__ import annotations
 
@@ -286,11 +288,14 @@ def main() -> int:
 
     placement_notes: list[str] = []
     peer = Iperf3() if ("iperf3" in only and "udp" in only) else None
+    udp_found: dict[int, Point] = {}  # the UDP rows' zero-loss rates (offload on), by frame size
     try:
         if "udp" in only:
             for offload in (True, False):
                 for size in UDP_SIZES:
                     rig = udp_rig(size, window_s, confirm_s, offload)
+                    if offload:
+                        udp_found[size] = rig
                     label = "UDP zero-loss" + ("" if offload else " (GSO/GRO off)")
                     if peer is not None and peer.exe and offload:
                         ip = peer.search(size, window_s, confirm_s)
@@ -357,6 +362,15 @@ def main() -> int:
         add(f"SoapySDRUtil --rate {SOAPY_RATE_SPS / 1e6:g} MS/s RX, driver=hilrig", "8000 B",
             f"{soapy_sps / 1e6:7.2f} MS/s", "-", "native RxStream (sim driver), same rate",
             f"{native_sps / 1e6:7.2f} MS/s", f"{soapy_sps / native_sps:.2f}" if native_sps else "n/a")
+    if "soapy" in only or "soapyremote" in only:
+        # SoapyRemote (the peer a lab would pick over a network) beside hilrig's UDP path
+        from . import soapyremote
+
+        def udp_point(size: int) -> Point:
+            return udp_found.get(size) or udp_rig(size, window_s, confirm_s, True)
+
+        for row, data in soapyremote.rows(window_s, confirm_s, udp_point, search, confirm, Point):
+            add(*row, data=data)
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
         for row, data in gnuradio_rows(window_s, repeats):
