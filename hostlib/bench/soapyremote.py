@@ -4,7 +4,8 @@ The peer a lab would pick for samples over a network: Debian's soapyremote-serve
 (SoapySDRServer) serves the module driver=hilrig on 127.0.0.1, and a client reads CS16
 through soapysdr-module-remote (driver=remote). remote:mtu makes each SoapyRemote
 datagram as large as hilrig's frame (UDP payload = frame_bytes), and the module's own
-simulator link runs at that frame size too. The client checks the counter pattern over
+simulator link runs at that frame size too (SoapyRemote 0.5.2 carries no datagram above
+4096 bytes: the 8000-byte row says so). The client checks the counter pattern over
 every sample it receives, so a datagram lost anywhere (simulator -> module, server ->
 client) breaks it. Zero loss: an unbroken pattern, no error return, at least 99 % of
 rate x window received; the highest such rate is searched and confirmed exactly as
@@ -41,8 +42,12 @@ from .._process import stop_process
 from .record import BenchRow
 
 BUS_CONFIG = Path(__file__).resolve().parent / "soapyremote-bus.conf"
-FRAME_SIZES = (1472, 8000)          # the UDP rows' sizes that fit SoapyRemote's datagrams
+FRAME_SIZES = (1472, 4096, 8000)    # the UDP rows' 1472 and 8000, and SoapyRemote's largest datagram
 IP_UDP_HEADER_BYTES = 48            # SoapyRemote's remote:mtu counts an IPv6 + UDP header
+# SoapyRemote 0.5.2 sends and receives its stream in pieces of SOAPY_REMOTE_SOCKET_BUFFMAX
+# (4096) bytes; over UDP a larger datagram arrives as several and the client fails
+# ("StreamEndpoint::acquireRecv(7976 bytes), FAILED 4096 ... MTU setting may be unachievable").
+MAX_DATAGRAM_BYTES = 4096
 DATAGRAM_HEADER_BYTES = 24          # SoapyRemote's StreamDatagramHeader
 HILRIG_HEADER_BYTES = 48            # docs/frame-format.md
 CS16_BYTES = 4
@@ -168,6 +173,12 @@ class RemoteServer:
         self.url = f"tcp://127.0.0.1:{port}"
         return None
 
+    def version(self) -> str:
+        """The version the server printed at start ("0.5.2"), or "?"."""
+        text = self._log.read_text(errors="replace") if self._log.exists() else ""
+        found = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("Server version:")]
+        return found[0].split("-")[0] if found else "?"
+
     def last_words(self) -> str:
         text = self._log.read_text(errors="replace") if self._log.exists() else ""
         lines = [line.strip() for line in text.replace("\x1b[1m", "").replace("\x1b[31m", "")
@@ -223,6 +234,11 @@ def rows(window_s: float, confirm_s: float, rig_point: Callable[[int], Any], sea
                 got = r.get("samples", 0) / r["seconds"] if r.get("seconds") else 0.0
                 return point(zero_loss(r), got, r.get("cpu_percent"), r)
 
+            if size > MAX_DATAGRAM_BYTES:
+                yield (label, f"{size} B", "-", "-", peer,
+                       f"not available: SoapyRemote {server.version()} carries UDP datagrams of at most "
+                       f"{MAX_DATAGRAM_BYTES} bytes (SOAPY_REMOTE_SOCKET_BUFFMAX)", "n/a"), None
+                continue
             rig = rig_point(size)
             rig_sps = rig.fps * (size - HILRIG_HEADER_BYTES) / CS16_BYTES
             first = run_client(server, size, 1e6, 1.0)
