@@ -15,6 +15,9 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio gnuradio-dev \
 	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0 chromium python3-matplotlib \
 	verilator iverilog yosys z3 nextpnr-ice40 fpga-icestorm
+# make bench: SoapyRemote serving driver=hilrig (a private dbus-daemon lets SoapySDRServer run
+# without avahi; hostlib/bench/soapyremote.py), its client checks samples with numpy.
+APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-numpy
 
 .PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 
@@ -103,7 +106,13 @@ validate: venv
 	$(VENV)/bin/hilrig validate testcases/
 
 # The result-shipping tests need both InfluxDB servers; `make run` does not.
-test: build influxdb test-native test-python test-robot test-firmware
+test: build influxdb lint test-native test-python test-robot test-firmware
+
+# ruff + mypy (configured in pyproject.toml): zero findings on hostlib/ product code.
+.PHONY: lint
+lint: venv
+	$(VENV)/bin/ruff check hostlib
+	$(VENV)/bin/mypy
 
 test-native:
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure

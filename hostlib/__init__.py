@@ -15,7 +15,6 @@ from ._exceptions import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "__version__",
     "ConfigError",
     "ConfigIssue",
     "DeviceAbsent",
@@ -27,6 +26,7 @@ __all__ = [
     "RunSession",
     "Selection",
     "Verdict",
+    "__version__",
     "load_cases",
     "load_rig",
     "run_case",

@@ -67,8 +67,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
 
 class YamlCaseFile(pytest.File):
     def collect(self):
-        from .dsl.loader import load_file
         from ._exceptions import ConfigError
+        from .dsl.loader import load_file
 
         cases, issues = load_file(self.path)
         if issues:
@@ -148,7 +148,14 @@ def _session(config: pytest.Config):
         from .session import RunSession
 
         reporter = config.pluginmanager.get_plugin("terminalreporter")
-        say = (lambda line: (reporter.ensure_newline(), reporter.write_line(line))) if reporter else print
+
+        def say(line: str) -> None:
+            if reporter is None:
+                print(line)
+                return
+            reporter.ensure_newline()
+            reporter.write_line(line)
+
         session = RunSession(config.getoption("hilrig_rig"),
                              require_devices=config.getoption("hilrig_require_devices"), say=say)
         session.open()

@@ -23,8 +23,9 @@ case's own `tags:`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 __all__ = ["Selection", "case_tags", "estimated_seconds"]
 
@@ -72,7 +73,7 @@ class Selection:
 
     @classmethod
     def of(cls, names: Iterable[str] | str | None = None, include: Iterable[str] | str | None = None,
-           exclude: Iterable[str] | str | None = None) -> "Selection":
+           exclude: Iterable[str] | str | None = None) -> Selection:
         return cls(_split(names), _split(include), _split(exclude))
 
     def __bool__(self) -> bool:

@@ -24,12 +24,14 @@ import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ._exceptions import InfrastructureError
 from .results import Evidence, Outbox, new_run_id, results_dirs
-from .results.record import (EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now)
+from .results.outbox import RunLock
+from .results.record import EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from .results.save import save_result
 from .results.verdict import summary_line
 from .selection import Selection
@@ -69,7 +71,7 @@ class RunSession:
         self.started_utc: str | None = None
         self._t0 = 0.0
         self.wall_s = 0.0
-        self._lock = None
+        self._lock: RunLock | None = None
         self._finished = False
         self.report_path: Path | None = None   # the HTML run report, once written
         self.report_problem: str | None = None  # why it was not written
@@ -79,7 +81,7 @@ class RunSession:
 
     # ------------------------------------------------------------------ life cycle
 
-    def open(self) -> "RunSession":
+    def open(self) -> RunSession:
         if self.run_id is not None:
             return self
         outbox_dir, evidence_dir = results_dirs(self.rig)
@@ -95,7 +97,7 @@ class RunSession:
                  self.outbox.file_for(self.run_id), self.evidence.path)
         return self
 
-    def __enter__(self) -> "RunSession":
+    def __enter__(self) -> RunSession:
         return self.open()
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -129,8 +131,9 @@ class RunSession:
                     except InfrastructureError as exc:
                         self.say(f"hilrig results: {exc}")
         finally:
-            self._lock.release()
-        if self.results and self.evidence.path.is_file():
+            if self._lock is not None:
+                self._lock.release()
+        if self.results and self.evidence is not None and self.evidence.path.is_file():
             self.write_report()
 
     # A run this big says that its report takes a moment (one plot per case, ~0.1 s each).
@@ -147,10 +150,11 @@ class RunSession:
             from .reports import write_run_report
             from .reports.html import default_report_path
 
-            out = default_report_path(self.evidence.path, self.run_id)
+            run_id, _, evidence = self._opened()
+            out = default_report_path(evidence.path, run_id)
             links = {label: os.path.relpath(Path(target).resolve(), out.parent)
                      for label, target in self.report_links.items()}
-            self.report_path = write_run_report(self.evidence.path, out, links=links)
+            self.report_path = write_run_report(evidence.path, out, links=links)
         except Exception as exc:  # any problem of the report (templates, plots, disk) is only the report's
             log.debug("run %s: the HTML report was not written", self.run_id, exc_info=True)
             self.report_problem = f"{type(exc).__name__}: {exc}"
@@ -163,15 +167,23 @@ class RunSession:
             self.say(f"hilrig report: the HTML report took {took_s:.0f} s")
         return self.report_path
 
+    def _opened(self) -> tuple[str, Outbox, Evidence]:
+        """The open run's id, outbox and evidence (open() makes them)."""
+        if self.run_id is None or self.outbox is None or self.evidence is None:
+            raise InfrastructureError("the run session is not open")
+        return self.run_id, self.outbox, self.evidence
+
     def _append_run_row(self) -> None:
-        self.outbox.append_run_summary(self.run_id, getattr(self.rig, "name", "") or "",
+        run_id, outbox, _ = self._opened()
+        outbox.append_run_summary(run_id, getattr(self.rig, "name", "") or "",
                                        [r.verdict for r in self.results], self.started_utc, iso_utc(utc_now()))
 
     def _finish_evidence(self) -> None:
         counts = self.counts()
-        self.evidence.doc["tally"] = {v.value: counts.get(v, 0) for v in TALLY_ORDER}
-        self.evidence.doc["nothing_tested"] = self.nothing_tested
-        self.evidence.finish()
+        _, _, evidence = self._opened()
+        evidence.doc["tally"] = {v.value: counts.get(v, 0) for v in TALLY_ORDER}
+        evidence.doc["nothing_tested"] = self.nothing_tested
+        evidence.finish()
 
     def ship(self) -> list[str]:
         """Ship the outbox if the rig names a server; console lines, never raises."""
@@ -199,7 +211,7 @@ class RunSession:
             # run_case turns every device, rig and set-up problem into the verdict itself;
             # what escapes it is a bug: recorded as an ERROR, then raised for the front-end.
             kwargs = {"say": self.say} if getattr(case, "search", None) is not None else {}  # a search's steps
-            result = engine.run_case(case, self.rig, run_id=self.run_id, progress=progress,
+            result = engine.run_case(case, self.rig, run_id=self._opened()[0], progress=progress,
                                      require_devices=self.require_devices, **kwargs)
         except Exception as exc:
             self.record(self.error_result(case, started, ErrorKind.INFRASTRUCTURE,
@@ -263,7 +275,7 @@ class RunSession:
         return ", ".join(f"{counts.get(v, 0)} {v.value}" for v in TALLY_ORDER) + f" in {wall:.1f} s"
 
     def result_paths(self) -> str:
-        if self.run_id is None:
+        if self.run_id is None or self.outbox is None or self.evidence is None:
             return "no results written"
         return f"{self.outbox.file_for(self.run_id)} (outbox), {self.evidence.path} (evidence)"
 

@@ -4,11 +4,14 @@ Environment: the zero-loss search runs 1 s windows and its answer is then
 confirmed over BENCH_CONFIRM_S (10 s, the issue's window; stepping down 10 % per
 failed try); BENCH_LONG=1 searches with 10 s windows too and runs the simulator
 for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
-median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench); BENCH_ONLY=udp,
+median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to
+build/bin/hilrig-bench); BENCH_ONLY=udp,
 iperf3,shm,pymmap,sim,soapy,gnuradio,usb picks row groups (soapy: SoapySDRUtil --rate through the module
 driver=hilrig beside the native RxStream at the same rate and frame size; gnuradio: gr-hilrig beside GNU Radio's
 own blocks, hostlib/bench/gnuradio.py; usb: the USB engine over the simulated links and umockdev; rtl: RTL in
 the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py).
+The soapy group also runs SoapyRemote serving driver=hilrig beside the UDP path at the same frame
+sizes (hostlib/bench/soapyremote.py); BENCH_ONLY=soapyremote runs that alone.
 """
 from __future__ import annotations
 
@@ -27,9 +30,8 @@ from rich.console import Console
 from rich.table import Table
 
 from .._installed import packaged_executable
-from . import usb_link, usb_umockdev
 from .._process import stop_process
-from . import pymmap
+from . import pymmap, usb_link, usb_umockdev
 from .record import BenchRow, write_bench_results
 
 UDP_SIZES = (1472, 8000, 65000)
@@ -133,7 +135,7 @@ class Iperf3:
     """iperf3 -s on a free port for the whole series; clients at -u -l SIZE -b RATE."""
 
     def __init__(self):
-        self.exe = shutil.which("iperf3")
+        self.exe = shutil.which("iperf3") or ""  # "" when not installed
         self.proc = None
         if self.exe:
             with socket.socket() as s:
@@ -236,10 +238,10 @@ def native_rx_rate(rate_sps: float, seconds: float) -> float:
 
     from ..dsl import load_cases
     from ..engine import run_case
-    from ..rig import load_rig
+    from ..rig import load_rig, resolve_rig_path
 
     case = dataclasses.replace(load_cases([SOAPY_RX_CASE])[0], duration_s=seconds)
-    res = run_case(case, load_rig(REPO / "rigs" / "sim.yaml"), run_id="bench")
+    res = run_case(case, load_rig(resolve_rig_path("sim")), run_id="bench")
     return float(res.metrics.get("throughput_sps", 0.0))
 
 
@@ -271,7 +273,8 @@ def main() -> int:
     console = Console(stderr=True)
     title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
-             f"and range of {repeats} interleaved {window_s:g} s runs; {os.cpu_count()} CPUs; every rig sample verified)")
+             f"and range of {repeats} interleaved {window_s:g} s runs; {os.cpu_count()} CPUs; "
+             "every rig sample verified)")
     table = Table(title=title, show_lines=False)
     for col in ("row", "size", "rig", "rig CPU %", "peer", "peer", "ratio rig/peer"):
         table.add_column(col, justify="right" if col not in ("row", "peer") else "left")
@@ -287,19 +290,23 @@ def main() -> int:
 
     placement_notes: list[str] = []
     peer = Iperf3() if ("iperf3" in only and "udp" in only) else None
+    udp_found: dict[int, Point] = {}  # the UDP rows' zero-loss rates (offload on), by frame size
     try:
         if "udp" in only:
             for offload in (True, False):
                 for size in UDP_SIZES:
                     rig = udp_rig(size, window_s, confirm_s, offload)
+                    if offload:
+                        udp_found[size] = rig
                     label = "UDP zero-loss" + ("" if offload else " (GSO/GRO off)")
                     if peer is not None and peer.exe and offload:
                         ip = peer.search(size, window_s, confirm_s)
                         add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}",
-                            f"iperf3 -u -w {IPERF3_WINDOW}", (fmt_rate(ip.fps, size) + f"  CPU {ip.cpu:.0f} %") if ip.fps else "no clean window",
+                            f"iperf3 -u -w {IPERF3_WINDOW}",
+                            (fmt_rate(ip.fps, size) + f"  CPU {ip.cpu:.0f} %") if ip.fps else "no clean window",
                             f"{rig.fps / ip.fps:.2f}" if ip.fps else "n/a",
-                            data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu, "iperf3", ip.fps * size, ip.fps,
-                                          rig.fps / ip.fps if ip.fps else None))
+                            data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu, "iperf3", ip.fps * size,
+                                          ip.fps, rig.fps / ip.fps if ip.fps else None))
                     else:
                         add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}", "-", "-", "-",
                             data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu))
@@ -357,10 +364,19 @@ def main() -> int:
         add(f"SoapySDRUtil --rate {SOAPY_RATE_SPS / 1e6:g} MS/s RX, driver=hilrig", "8000 B",
             f"{soapy_sps / 1e6:7.2f} MS/s", "-", "native RxStream (sim driver), same rate",
             f"{native_sps / 1e6:7.2f} MS/s", f"{soapy_sps / native_sps:.2f}" if native_sps else "n/a")
+    if "soapy" in only or "soapyremote" in only:
+        # SoapyRemote (the peer a lab would pick over a network) beside hilrig's UDP path
+        from . import soapyremote
+
+        def udp_point(size: int) -> Point:
+            return udp_found.get(size) or udp_rig(size, window_s, confirm_s, True)
+
+        for row, data in soapyremote.rows(window_s, confirm_s, udp_point, search, confirm, Point):
+            add(*row, data=data)
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
-        for r, data in gnuradio_rows(window_s, repeats):
-            add(*r, data=data)
+        for row, data in gnuradio_rows(window_s, repeats):
+            add(*row, data=data)
     if "usb" in only:
         # The host engine over the simulated USB links (in-process device, bus model).
         B210_MAX_BPS = 245.76e6  # 61.44 MS/s sc16
@@ -388,8 +404,8 @@ def main() -> int:
         for transfer_bytes, transfers in ((16 * 1024, 16), (256 * 1024, 16)):
             u = usb_umockdev.run(transfer_bytes, transfers, window_s * 2)
             if u.get("error") or "bytes_per_s" not in u:
-                add("USB libusb via umockdev", f"{transfer_bytes // 1024} KiB x {transfers}", f"error: {u.get('error')}",
-                    "-", "-", "-", "-")
+                add("USB libusb via umockdev", f"{transfer_bytes // 1024} KiB x {transfers}",
+                    f"error: {u.get('error')}", "-", "-", "-", "-")
                 continue
             ok = u["pattern_errors"] == 0 and u["missing_frames"] == 0
             add("USB libusb via umockdev, checked" + ("" if ok else " (ERRORS!)"),
@@ -400,10 +416,10 @@ def main() -> int:
                               u["process_cpu_percent"], "umockdev is the ceiling"))
     if "rtl" in only:
         from .rtl_loop import rows as rtl_rows
-        for r, data in rtl_rows(window_s):
-            add(*r, data=BenchRow(**data))
-    for r in rows:
-        table.add_row(*r)
+        for rtl_row, rtl_data in rtl_rows(window_s):
+            add(*rtl_row, data=BenchRow(**rtl_data))
+    for row in rows:
+        table.add_row(*row)
     out = Console(width=200)
     out.print(table)
     for note in placement_notes:

@@ -141,7 +141,8 @@ def main() -> int:
         failed |= not ok
         table.add_row(
             kind, f"{best / 1e6:g} MS/s", f"{rate / 1e6:g} MS/s", f"{m.get('duration_s', time.monotonic() - t0):.0f} s",
-            f"{m.get('samples_received', 0):.4g}", f"{m.get('missing_frames', '-'):g}" if "missing_frames" in m else "-",
+            f"{m.get('samples_received', 0):.4g}",
+            f"{m.get('missing_frames', '-'):g}" if "missing_frames" in m else "-",
             f"{m.get('overruns', 0):g}", f"{m.get('pattern_errors', 0):g}",
             f"{first[1]:.1f}->{last[1]:.1f} ({d_rss:+.1f})", f"{first[3]:.1f}->{last[3]:.1f} ({d_srss:+.1f})",
             f"{first[2]}->{last[2]} / {first[4]}->{last[4]}",

@@ -78,9 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verbose:
-        from rich.logging import RichHandler
-
         from rich.console import Console
+        from rich.logging import RichHandler
 
         logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO, format="%(message)s",
                             handlers=[RichHandler(console=Console(stderr=True), show_path=False)])

@@ -13,12 +13,14 @@ def add_parsers(sub) -> None:
     rep.add_argument("run", nargs="?", help="run id (or prefix) or evidence JSON file (default: the newest run)")
     rep.add_argument("--last", action="store_true", help="the newest run of the evidence folder")
     rep.add_argument("--output", "-o", help="HTML file to write (default: results/reports/<run_id>.html)")
-    rep.add_argument("--rig", help="rig file or name: where its evidence folder is (default: $HILRIG_RIG, else rigs/sim.yaml)")
+    rep.add_argument("--rig", help="rig file or name: where its evidence folder is "
+                                   "(default: $HILRIG_RIG, else rigs/sim.yaml)")
     rep.add_argument("--evidence", help="evidence folder (default: the rig file's results.evidence)")
     rep.add_argument("--compare", nargs=2, metavar=("RUN_A", "RUN_B"),
                      help="compare two runs: per-metric deltas, new failures, fixed failures")
 
-    tr = sub.add_parser("trends", help="trend report over the last nights with regression flags (exit 1 on a regression)")
+    tr = sub.add_parser("trends",
+                        help="trend report over the last nights with regression flags (exit 1 on a regression)")
     tr.add_argument("--rig", help="rig file or name (default: $HILRIG_RIG, else rigs/sim.yaml)")
     tr.add_argument("--nights", type=int, default=30, help="how many of the last runs to read (default 30)")
     tr.add_argument("--output", "-o", help="HTML file (default: results/reports/trends-<rig>.html)")

@@ -121,7 +121,7 @@ def _influxql_runs(client, rig_name: str, run_id: str | None) -> dict[str, list[
     for series in client.influxql(f'SELECT * FROM "{CASE_MEASUREMENT}" WHERE {where} GROUP BY *'):
         tags = {k: v for k, v in (series.get("tags") or {}).items() if v}
         for values in series.get("values") or []:
-            row = dict(zip(series["columns"], values))
+            row = dict(zip(series["columns"], values, strict=True))
             t = row.pop("time")
             row = _case_row(tags, {k: v for k, v in row.items() if v is not None}, t)
             runs.setdefault(str(row.get("run_id")), []).append(row)

@@ -12,7 +12,8 @@ def add_parser(sub) -> None:
     rsub = rig.add_subparsers(dest="rig_command", required=True)
     rsub.add_parser("probe", help="list UHD devices, SoapySDR devices and the simulator on this host")
     chk = rsub.add_parser("check", help="compare what is attached with a rig file and firmware/images.yaml; "
-                                        "exit 1 if a device runs another image, or is missing on a rig with require_devices: true")
+                                        "exit 1 if a device runs another image, or is missing on a rig with "
+                                        "require_devices: true")
     chk.add_argument("rig", help="rig name (rigs/<name>.yaml) or path")
 
 
@@ -37,9 +38,9 @@ def rig_command(args: argparse.Namespace) -> int:
     print(f"{rig.file}: {len(rows) - missing} of {len(rows)} device(s) attached")
     from ..rig.images import MANIFEST_NAME, image_rows
     images = image_rows(rig, found)
-    for r in images:
-        print(f"{'IMAGE OK' if r.ok else 'IMAGE DIFFERS'} {r.alias}: {r.detail}")
-    differs = sum(not r.ok for r in images)
+    for image in images:
+        print(f"{'IMAGE OK' if image.ok else 'IMAGE DIFFERS'} {image.alias}: {image.detail}")
+    differs = sum(not image.ok for image in images)
     if images:
         print(f"{MANIFEST_NAME}: {len(images) - differs} of {len(images)} device(s) run the listed image")
     if missing and not rig.require_devices:

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
 from ..dsl import load_cases
@@ -35,7 +35,7 @@ class LiveProgress:
     def __init__(self, console: Console):
         self.console = console
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
 
     def start(self, case: Any) -> None:
         if not self.console.is_terminal:
@@ -49,7 +49,7 @@ class LiveProgress:
                                            stats="waiting for data")
 
     def __call__(self, row: dict) -> None:
-        if self.progress is None:
+        if self.progress is None or self.task is None:
             left = max(row.get("window_s", 0.0) - row["t_s"], 0.0)
             self.console.print(f"  t={row['t_s']:5.1f} s {stats_line(row)}  {left:4.1f} s left",
                                highlight=False, markup=False)
@@ -92,8 +92,8 @@ def run_command(args) -> int:
     # After the session closed: the evidence is final and the HTML report written from it.
     console.print(Text(session.tally(), style="bold"))
     console.print(Text(f"results: {session.result_paths()}"), highlight=False)
-    if session.report_line():
-        console.print(Text(session.report_line()), highlight=False, soft_wrap=True)
+    if report_line := session.report_line():
+        console.print(Text(report_line), highlight=False, soft_wrap=True)
     if session.nothing_tested:
         console.print(Text(session.nothing_tested_reason(), style=_STYLE[Verdict.FAIL]))
     return session.exit_code

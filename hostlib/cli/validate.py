@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from ..dsl import load_cases
+from ..results.record import EXIT_NOTHING_TESTED
 from ..rig import default_rig_path, load_rig
 from ..rig.requires import unmet_requirement
-from ..results.record import EXIT_NOTHING_TESTED
 from ..selection import Selection, estimated_seconds
 
 

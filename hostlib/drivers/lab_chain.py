@@ -65,7 +65,7 @@ def _grc_line(grc: Path, block_id: str | None) -> int | None:
         for item in tree.get("blocks") or []:
             if item.get("id") == block_id:
                 return int(item.lc.line) + 1
-    except Exception:  # a line number is a courtesy: never fail for it
+    except Exception:  # noqa: BLE001  a line number is a courtesy: never fail for it
         return None
     return None
 
@@ -80,7 +80,7 @@ def _compile_grc(grc: Path, out_dir: Path) -> Path:
         from ruamel.yaml import YAML
 
         options = (YAML().load(grc.read_text()) or {}).get("options", {}).get("parameters", {})
-    except Exception as exc:  # the YAML parser's message says what is wrong
+    except Exception as exc:  # noqa: BLE001  the YAML parser's message says what is wrong
         raise ConfigError(f"{grc}: flowgraph is not a readable .grc file: {exc}") from None
     generate = options.get("generate_options", "qt_gui")
     if generate != "hb":
@@ -110,7 +110,7 @@ def _import(py: Path, module_name: str) -> Any:
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # the lab's own code: say where it failed
+    except Exception as exc:  # noqa: BLE001  the lab's own code: say where it failed
         sys.modules.pop(module_name, None)
         frames = [f for f in inspect.trace() if f.filename == str(py)]
         line = frames[-1].lineno if frames else None
@@ -182,7 +182,7 @@ def load_chain(spec: str, channels: int, wire_format: str) -> LabChain:
         block = cls()
     except TypeError as exc:
         raise ConfigError(f"{where}: the chain's class {cls.__name__} must be made without arguments: {exc}") from None
-    except Exception as exc:  # the lab's constructor: say where it failed
+    except Exception as exc:  # noqa: BLE001  the lab's constructor: say where it failed
         raise ConfigError(f"{where}: making {cls.__name__} failed: {type(exc).__name__}: {exc}") from None
     in_fmt = _check_side(block.input_signature(), "input", channels, wire_format, where, what_in)
     out_fmt = _check_side(block.output_signature(), "output", channels, wire_format, out_where, what_out)

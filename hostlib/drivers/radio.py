@@ -76,8 +76,8 @@ class RadioDriver(Driver):
 
     def __init__(self, device: Any):
         super().__init__(device)
-        self.radio: Any = None  # the native radio, or a FlowgraphRadio (host: gnuradio)
-        self.case = None
+        self.radio: Any = None  # the native UhdRadio / SoapyRadio (untyped), or a FlowgraphRadio (host: gnuradio)
+        self.case: Any = None
         self.configured: dict = {}
         self._info: dict = {}
 

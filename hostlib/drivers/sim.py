@@ -54,7 +54,7 @@ class SimProcess:
 
     def __init__(self, binary: str | None = None, extra_args: list[str] | None = None):
         self.binary = binary or find_sim_binary()
-        self._stderr = tempfile.TemporaryFile(mode="w+b")
+        self._stderr = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115  the process's, closed in close()
         try:
             self.proc = subprocess.Popen(
                 [self.binary, *(extra_args or [])],
@@ -65,8 +65,11 @@ class SimProcess:
             )
         except OSError as exc:
             raise InfrastructureError(f"cannot start simulator {self.binary}: {exc}") from exc
+        if self.proc.stdin is None or self.proc.stdout is None:  # never: both are PIPEs
+            raise InfrastructureError(f"simulator {self.binary} started without its control pipes")
+        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
         self._sel = selectors.DefaultSelector()
-        self._sel.register(self.proc.stdout, selectors.EVENT_READ)
+        self._sel.register(self._stdout, selectors.EVENT_READ)
         self._buf = b""
 
     @property
@@ -94,8 +97,8 @@ class SimProcess:
             raise DeviceError(f"{self.describe_exit()} (before {cmd!r})")
         line = json.dumps({"cmd": cmd, **fields}) + "\n"
         try:
-            self.proc.stdin.write(line.encode())
-            self.proc.stdin.flush()
+            self._stdin.write(line.encode())
+            self._stdin.flush()
         except (BrokenPipeError, OSError):
             self.proc.wait(timeout=2)
             raise DeviceError(f"{self.describe_exit()} (while sending {cmd!r})") from None
@@ -103,12 +106,13 @@ class SimProcess:
         while b"\n" not in self._buf:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} within {timeout_s:.0f} s")
+                raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} "
+                                  f"within {timeout_s:.0f} s")
             if not self._sel.select(timeout=min(remaining, 0.5)):
                 if self.proc.poll() is not None:
                     raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
                 continue
-            chunk = os.read(self.proc.stdout.fileno(), 65536)
+            chunk = os.read(self._stdout.fileno(), 65536)
             if not chunk:
                 self.proc.wait(timeout=2)
                 raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
@@ -126,12 +130,12 @@ class SimProcess:
         """Ask politely, then terminate, then kill; always reaps."""
         if self.proc.poll() is None:
             try:
-                self.proc.stdin.write(b'{"cmd":"quit"}\n')
-                self.proc.stdin.flush()
+                self._stdin.write(b'{"cmd":"quit"}\n')
+                self._stdin.flush()
             except OSError:
                 pass
             try:
-                self.proc.stdin.close()
+                self._stdin.close()
             except OSError:
                 pass
             try:
@@ -139,7 +143,7 @@ class SimProcess:
             except subprocess.TimeoutExpired:
                 stop_process(self.proc, 2)
         self._sel.close()
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self._stdin, self._stdout):
             try:
                 f.close()
             except OSError:
@@ -168,14 +172,21 @@ class SimDriver(Driver):
     def __init__(self, device: Any):
         super().__init__(device)
         self.sim: SimProcess | None = None
-        self.rx = None
-        self.tx = None
-        self.usb = None  # transport usb: the host's UsbEngine over the simulator's USB link (docs/usb.md)
+        self.rx: Any = None   # native RxStream / FlowgraphRx (the native module is untyped)
+        self.tx: Any = None   # native TxStream
+        self.usb: Any = None  # transport usb: the host's UsbEngine over the simulator's USB link (docs/usb.md)
         self._direction = "rx"
         self._rings: list[Any] = []
         self._config: dict = {}
         self.effective_config: dict = {}
         self.fault_plan: dict = {}
+
+    @property
+    def _running(self) -> SimProcess:
+        """The simulator process open() started; DeviceError before open or after close."""
+        if self.sim is None:
+            raise DeviceError("simulator hilrig-sim is not running (the sim driver is not open)")
+        return self.sim
 
     def open(self) -> None:
         args = dict(getattr(self.device, "args", {}) or {})
@@ -215,7 +226,7 @@ class SimDriver(Driver):
                 self.rx = _host_stream(receiver, leg_cfg("rx"), case, "receiver")
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest
-        answer = self.sim.request("configure", **sim_cfg)
+        answer = self._running.request("configure", **sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
         # faults sit: the agreement test and the evidence read these.
         self.effective_config = answer.get("config", {})
@@ -239,7 +250,7 @@ class SimDriver(Driver):
         if problems:
             where = getattr(case, "location", None) or case.name
             raise ConfigError(f"{where}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
-        answer = self.sim.request("configure", **sim_cfg)
+        answer = self._running.request("configure", **sim_cfg)
         self.effective_config = answer.get("config", {})
         self.fault_plan = answer.get("fault_plan", {})
         endpoint = answer.get("endpoint") or {}
@@ -255,14 +266,14 @@ class SimDriver(Driver):
             if in_first:
                 self.usb.start()
             started_ns = time.monotonic_ns()
-            self.sim.request("start")
+            self._running.request("start")
             if not in_first:
                 self.usb.start()
             return started_ns
         if self.rx is not None:
             self.rx.start()
         started_ns = time.monotonic_ns()
-        self.sim.request("start")
+        self._running.request("start")
         if self.tx is not None:
             self.tx.start()
         return started_ns
@@ -288,14 +299,14 @@ class SimDriver(Driver):
             error = self.usb.error()
             if error:  # the engine saw the device go (or a transfer fail) first
                 raise DeviceError(error)
-            return self._usb_snapshot(self.sim.request("stats")["stats"])
-        return self._snapshot(self.sim.request("stats")["stats"])
+            return self._usb_snapshot(self._running.request("stats")["stats"])
+        return self._snapshot(self._running.request("stats")["stats"])
 
     def _stop_usb(self) -> Snapshot:
         if self._direction == "rx":
             # The device ends its stream (the last frame flagged EOB, in a short transfer),
             # then the host cancels its IN transfers.
-            final = self.sim.request("stop")
+            final = self._running.request("stop")
             deadline = time.monotonic() + 0.5
             while time.monotonic() < deadline and not self.usb.stats().get("rx", {}).get("eob_received"):
                 time.sleep(0.005)
@@ -304,7 +315,7 @@ class SimDriver(Driver):
             # The host's last OUT transfer carries EOB; the device takes it, then stops
             # (rx+tx, loopback: the host's IN transfers end with it, after the window).
             self.usb.stop()
-            final = self.sim.request("stop")
+            final = self._running.request("stop")
         return self._usb_snapshot(final.get("stats", {}))
 
     def stop(self) -> Snapshot:
@@ -312,7 +323,7 @@ class SimDriver(Driver):
             return self._stop_usb()
         if self.tx is not None:
             self.tx.stop()
-        final = self.sim.request("stop")
+        final = self._running.request("stop")
         if self.rx is not None:
             # Let the end-of-burst frame arrive, briefly; a lost EOB is not worth a hang.
             deadline = time.monotonic() + 0.5

@@ -18,6 +18,7 @@ from ..transports import native
 from .base import register_driver
 from .radio import RadioDriver, args_string, radio_config, rate_checked
 
+
 def ensure_plugin_path() -> str | None:
     """Add the module's directory to SOAPY_SDR_PLUGIN_PATH (for this process and its
     children): the package's hostlib/soapy_modules when installed from a wheel, else
@@ -49,7 +50,8 @@ class SoapyDriver(RadioDriver):
     def open(self) -> None:
         nat = native()
         if not getattr(nat, "HAVE_SOAPY", False):
-            raise InfrastructureError("hostlib._native was built without SoapySDR (apt-get install libsoapysdr-dev; make build)")
+            raise InfrastructureError("hostlib._native was built without SoapySDR "
+                                      "(apt-get install libsoapysdr-dev; make build)")
         ensure_plugin_path()
         args = self._args()
         if not nat.SoapyRadio.enumerate(args):
@@ -127,7 +129,8 @@ class SoapyDriver(RadioDriver):
         try:
             return json.loads(sim)
         except ValueError:
-            raise DeviceError(f"SoapySDR device {self._args()!r} reported unreadable sim_stats: {sim[:200]!r}") from None
+            raise DeviceError(f"SoapySDR device {self._args()!r} reported unreadable sim_stats: "
+                              f"{sim[:200]!r}") from None
 
     def _simulated(self) -> bool:
         return (getattr(self.device, "args", {}) or {}).get("driver") == "hilrig"

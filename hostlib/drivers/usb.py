@@ -33,7 +33,8 @@ def usb_match(device: Any) -> dict[str, Any]:
 
 
 def describe_match(match: dict[str, Any]) -> str:
-    return " ".join(p for p in (match.get("vid_pid", ""), f"serial {match['serial']}" if "serial" in match else "") if p)
+    serial = f"serial {match['serial']}" if "serial" in match else ""
+    return " ".join(p for p in (match.get("vid_pid", ""), serial) if p)
 
 
 def usb_transport(case: Any, device: Any) -> dict[str, Any]:
@@ -61,15 +62,16 @@ class UsbDriver(Driver):
 
     def __init__(self, device: Any):
         super().__init__(device)
-        self.stream = None
-        self.case = None
+        self.stream: Any = None  # the native UsbStream (the native module is untyped)
+        self.case: Any = None
         self.match = usb_match(device)
 
     def open(self) -> None:
         # The device is looked for in configure(), after the case's geometry is checked:
         # a wrong transfer size is the case's mistake whether or not the board is plugged in.
         if not getattr(native(), "HAVE_LIBUSB", False):
-            raise InfrastructureError("hostlib._native was built without libusb-1.0 (apt-get install libusb-1.0-0-dev; make build)")
+            raise InfrastructureError("hostlib._native was built without libusb-1.0 "
+                                      "(apt-get install libusb-1.0-0-dev; make build)")
 
     def configure(self, case: Any) -> None:
         self.case = case

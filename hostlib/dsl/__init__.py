@@ -10,6 +10,14 @@ from hostlib.dsl.loader import load_cases, load_file, validate_command, validate
 from hostlib.dsl.thresholds import Threshold, ThresholdError, ThresholdResult, parse_threshold
 
 __all__ = [
-    "Case", "TransportSpec", "Threshold", "ThresholdError", "ThresholdResult",
-    "load_cases", "load_file", "parse_threshold", "validate_command", "validate_paths",
+    "Case",
+    "Threshold",
+    "ThresholdError",
+    "ThresholdResult",
+    "TransportSpec",
+    "load_cases",
+    "load_file",
+    "parse_threshold",
+    "validate_command",
+    "validate_paths",
 ]

@@ -72,7 +72,7 @@ class Case:
     stream_args: dict[str, Any] = field(default_factory=dict)     # driver stream args (UHD spp, Soapy WIRE ...)
     transport_args: dict[str, Any] = field(default_factory=dict)  # radio transport args (num_recv_frames ...)
     host: str = "native"              # host side: "native" (RxStream) | "gnuradio" (a flowgraph, docs/gnuradio.md)
-    flowgraph: str | None = None      # host: gnuradio: the lab's chain (absolute .grc/.py path[:Class]), docs/gnuradio.md
+    flowgraph: str | None = None      # host: gnuradio: the lab's chain (absolute .grc/.py path[:Class])
     expect_error: str | None = None   # the run must end ERROR of this kind (a negative case); None = a normal case
     search: SearchSpec | None = None  # a rate search case (hostlib.engine.search); None = one run at rate_sps
 

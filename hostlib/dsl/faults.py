@@ -11,8 +11,8 @@ that would; the loader refuses a case that does not fit (docs/dsl.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 FIRST_FAULT_FRAME = 16        # the first frames are never faulted (the stream settles)
 FAULT_SPACING = 4             # faults sit every 4th frame, so two never touch

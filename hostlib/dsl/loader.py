@@ -11,24 +11,31 @@ import dataclasses
 import difflib
 import itertools
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from hostlib._exceptions import ConfigError, ConfigIssue
-from hostlib.transports import default_shm_slots, stream_defaults, udp_defaults
-from hostlib.transports.usb import USB_KNOBS, usb_options
 from hostlib.dsl.case import BYTES_PER_SAMPLE, FRAME_HEADER_BYTES, Case, SearchSpec, TransportSpec
 from hostlib.dsl.faults import fault_fit
 from hostlib.dsl.schema import MAX_RATE_SPS, MIN_RATE_SPS, SWEEP_KEYS, CaseModel
 from hostlib.dsl.thresholds import ThresholdError, parse_threshold
 from hostlib.dsl.yamlsrc import dotted, line_of, load_yaml, pydantic_errors, to_plain
+from hostlib.transports import default_shm_slots, stream_defaults, udp_defaults
+from hostlib.transports.usb import USB_KNOBS, usb_options
 from hostlib.units import format_quantity
 
-__all__ = ["load_cases", "validate_paths", "validate_command", "load_file", "find_case_files",
-           "DEFAULT_TIMEOUT_MARGIN_S"]
+__all__ = [
+    "DEFAULT_TIMEOUT_MARGIN_S",
+    "find_case_files",
+    "load_cases",
+    "load_file",
+    "validate_command",
+    "validate_paths",
+]
 
 SHM_MAX_FRAME_BYTES = 64 * 1024**2   # a slot larger than this is a typo, not a test
 DEFAULT_TIMEOUT_MARGIN_S = 30.0      # default timeout = duration + warmup + this
@@ -78,7 +85,7 @@ def _case_nodes(file: str, tree: Any) -> tuple[list[CommentedMap], list[ConfigIs
                   for k in extra]
         items = tree["cases"]
         if not isinstance(items, CommentedSeq) or not items:
-            return [], issues + [ConfigIssue(file, line_of(tree, ("cases",)), "cases",
+            return [], [*issues, ConfigIssue(file, line_of(tree, ("cases",)), "cases",
                                              "'cases' must be a non-empty list of case mappings")]
         tree = items
     if isinstance(tree, CommentedMap):
@@ -125,7 +132,7 @@ def _resolve(data: dict, file: str, line: int, point: dict[str, Any]) -> tuple[C
     errs, thresholds, factor, timeout = _semantic(m)
     flowgraph, flowgraph_err = _flowgraph_path(m, file)
     errs += flowgraph_err
-    if errs:
+    if errs or factor is None:  # a missing divider is always among the errors
         return None, errs
     search, _ = _search_spec(m)
     if search is not None and getattr(m, search.key) is None:
@@ -319,7 +326,8 @@ def _semantic(m: CaseModel) -> tuple[list[Err], list, int | None, float]:
         divider = "decimation" if m.direction == "rx" or m.decimation is not None else "interpolation"
         if not MIN_RATE_SPS <= rate <= MAX_RATE_SPS:
             errs.append(((divider,), f"sample rate master_clock / {divider} = {format_quantity(rate, 'rate')} "
-                         f"is outside {format_quantity(MIN_RATE_SPS, 'rate')}..{format_quantity(MAX_RATE_SPS, 'rate')}"))
+                         f"is outside {format_quantity(MIN_RATE_SPS, 'rate')}.."
+                         f"{format_quantity(MAX_RATE_SPS, 'rate')}"))
         elif fb >= min_frame and not (fb - FRAME_HEADER_BYTES) % unit:
             errs += _fault_errors(m, rate, (fb - FRAME_HEADER_BYTES) // unit)
     if t.kind == "udp" and t.socket_buffer is not None and t.socket_buffer < fb:
@@ -386,7 +394,8 @@ def _fault_errors(m: CaseModel, rate_sps: float, samples_per_frame: int) -> list
         return []
     need_s = fit.frames_needed * samples_per_frame / rate_sps
     return [(("faults",), f"the faults take {fit.faulted_frames} frame(s), but a {run_s:g} s run (duration + warmup) "
-             f"at {format_quantity(rate_sps, 'rate')} carries {fit.frames_in_run} frames of {samples_per_frame} samples, "
+             f"at {format_quantity(rate_sps, 'rate')} carries {fit.frames_in_run} frames of {samples_per_frame} "
+             "samples, "
              f"which places at most {fit.placeable_max} (faults sit on frame 16 + 4j, j among max(2 x faults, 32) "
              f"places; docs/dsl.md); ask for at most {fit.placeable_max} or run at least {need_s:.3g} s")]
 
@@ -500,7 +509,7 @@ def _expand_case(file: str, node: CommentedMap) -> tuple[list[Case], list[Config
     keys = [a[0] for a in axes]
     key_line = {a[0]: a[2] for a in axes}
     sweep_line = line_of(node, ("sweep",))
-    points = [dict(zip(keys, combo)) for combo in itertools.product(*(a[1] for a in axes))] or [{}]
+    points = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(a[1] for a in axes))] or [{}]
 
     results: list[tuple[dict, Case | None, list[Err]]] = []
     for point in points:
@@ -579,7 +588,7 @@ def validate_paths(paths: Sequence[str | Path] | str | Path) -> tuple[list[Case]
         per_file.append((str(f), cases, file_issues))
     # Robot runs cases by name, results are keyed by it: a test name must be unique.
     first: dict[str, Case] = {}
-    for i, (file, cases, file_issues) in enumerate(per_file):
+    for i, (file, cases, _file_issues) in enumerate(per_file):
         dups = []
         for c in cases:
             prev = first.get(c.test_name)
@@ -616,8 +625,8 @@ def validate_command(paths: Sequence[str], out=None) -> int:
     for issue in issues:
         print(str(issue), file=out)
     if issues:
-        files = len({i.file for i in issues})
-        print(f"FAILED: {len(issues)} problem(s) in {files} file(s); nothing will run until they are fixed",
+        bad_files = len({i.file for i in issues})
+        print(f"FAILED: {len(issues)} problem(s) in {bad_files} file(s); nothing will run until they are fixed",
               file=out)
         return ConfigError.exit_code
     defs = {(c.source_file, c.source_line) for c in cases}

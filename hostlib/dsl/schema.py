@@ -12,9 +12,25 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 from hostlib.transports import stream_defaults
 from hostlib.units import UnitError, parse_quantity
 
-__all__ = ["CaseModel", "FaultsModel", "TransportModel", "SWEEP_KEYS", "quantity", "int_quantity",
-           "MAX_MASTER_CLOCK_HZ", "MIN_RATE_SPS", "MAX_RATE_SPS", "MAX_DIVIDER", "MAX_DURATION_S",
-           "MAX_WARMUP_S", "MAX_TIMEOUT_S", "MAX_FRAME_BYTES", "MAX_BUFFER_BYTES", "MAX_FAULTS", "MAX_SEED"]
+__all__ = [
+    "MAX_BUFFER_BYTES",
+    "MAX_DIVIDER",
+    "MAX_DURATION_S",
+    "MAX_FAULTS",
+    "MAX_FRAME_BYTES",
+    "MAX_MASTER_CLOCK_HZ",
+    "MAX_RATE_SPS",
+    "MAX_SEED",
+    "MAX_TIMEOUT_S",
+    "MAX_WARMUP_S",
+    "MIN_RATE_SPS",
+    "SWEEP_KEYS",
+    "CaseModel",
+    "FaultsModel",
+    "TransportModel",
+    "int_quantity",
+    "quantity",
+]
 
 # Documented bounds (docs/dsl.md "Bounds"): far beyond any real device, and well inside
 # what the native core's 64-bit counters and the float arithmetic of rates can carry,
@@ -168,7 +184,8 @@ class CaseModel(BaseModel):
     pattern: Literal["counter"] = "counter"
     thresholds: dict[str, Any] = Field(default_factory=dict)
     tags: list[NonEmpty] = Field(default_factory=list)
-    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=MAX_TIMEOUT_S)] | None = None
+    timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s",
+                                       maximum=MAX_TIMEOUT_S)] | None = None
     faults: FaultsModel = Field(default_factory=FaultsModel)
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     requires: RequiresModel | None = None

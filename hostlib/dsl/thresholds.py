@@ -18,8 +18,9 @@ import difflib
 import math
 import operator
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from hostlib import metrics as _metrics
 from hostlib.units import _NUMBER, UnitError, format_quantity, unit_scale
@@ -40,7 +41,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 # Case parameters a percentage may refer to: name -> (dimension, getter).
-PARAMS: dict[str, tuple[str, Callable[["Case"], float]]] = {
+PARAMS: dict[str, tuple[str, Callable[[Case], float]]] = {
     "rate": ("rate", lambda c: c.rate_sps),
     "master_clock": ("frequency", lambda c: c.master_clock_hz),
     "duration": ("time", lambda c: c.duration_s),
@@ -77,7 +78,7 @@ class _Expr:
     param: str | None      # case parameter for "% of <param>"
     text: str
 
-    def limit(self, case: "Case | None") -> float:
+    def limit(self, case: Case | None) -> float:
         if self.param is None:
             return self.number * self.scale
         if case is None:
@@ -192,11 +193,11 @@ class Threshold:
     def dimension(self) -> str:
         return _metrics.METRICS[self.metric].dimension
 
-    def limit_value(self, case: "Case | None" = None) -> float:
+    def limit_value(self, case: Case | None = None) -> float:
         """The limit in the metric's base unit for `case`."""
         return self._limit.limit(case)
 
-    def evaluate(self, metrics: dict[str, float], case: "Case | None" = None) -> ThresholdResult:
+    def evaluate(self, metrics: dict[str, float], case: Case | None = None) -> ThresholdResult:
         measured = metrics.get(self.metric)
         if measured is None:
             # Accept results keyed by an alias too; the registry defines them all.
@@ -223,7 +224,7 @@ class Threshold:
                 message = f"inside limit but outside marginal band {self.marginal_text!r} ({mlimit:.6g})"
         return ThresholdResult(self.metric, self.text, measured, limit, margin, passed, marginal, message)
 
-    def describe(self, case: "Case | None" = None) -> str:
+    def describe(self, case: Case | None = None) -> str:
         """'throughput_sps >= 9.99 MS/s (99.9% of rate)' for logs."""
         try:
             lim = format_quantity(self._limit.limit(case), self.dimension)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import difflib
 import re
 import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Iterable, Sequence, Union, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
@@ -22,8 +23,16 @@ from ruamel.yaml.reader import ReaderError
 
 from hostlib._exceptions import ConfigIssue
 
-__all__ = ["Source", "load_yaml", "line_of", "to_plain", "pydantic_errors", "pydantic_issues", "dotted",
-           "unknown_key_message"]
+__all__ = [
+    "Source",
+    "dotted",
+    "line_of",
+    "load_yaml",
+    "pydantic_errors",
+    "pydantic_issues",
+    "to_plain",
+    "unknown_key_message",
+]
 
 Path_ = tuple[Any, ...]
 
@@ -100,7 +109,8 @@ def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
             return None, [ConfigIssue(file, line, "", f"YAML syntax error: {what} ({hint})")]
         except RecursionError:
             return None, [ConfigIssue(file, _deepest_line(text), "",
-                                      f"nested deeper than {MAX_NESTING} levels; a case or rig file is a few levels deep")]
+                                      f"nested deeper than {MAX_NESTING} levels; "
+                                      "a case or rig file is a few levels deep")]
         except (YAMLError, ValueError, TypeError, OverflowError) as e:
             # A value the constructor cannot build (e.g. a malformed timestamp).
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -168,9 +178,9 @@ def _shape_issues(file: str, tree: Any) -> list[ConfigIssue]:
                                               f"key {_short_repr(key)} is a {kind}; keys are field names "
                                               "(write the key as text, e.g. in quotes)"))
                     continue
-                stack.append((value, depth + 1, path + (key,), _key_line(node, key) or line))
+                stack.append((value, depth + 1, (*path, key), _key_line(node, key) or line))
         elif isinstance(node, list):
-            stack.extend((v, depth + 1, path + (i,), _key_line(node, i) or line) for i, v in enumerate(node))
+            stack.extend((v, depth + 1, (*path, i), _key_line(node, i) or line) for i, v in enumerate(node))
         elif isinstance(node, (set, frozenset, bytes, bytearray)) or type(node).__name__.startswith("Tagged"):
             issues.append(ConfigIssue(file, line, dotted(path),
                                       f"a {type(node).__name__} value (YAML tag) is not accepted here; "
@@ -217,10 +227,8 @@ def line_of(tree: Any, path: Sequence[Any], aliases: dict[str, str] | None = Non
         alias = aliases.get(key) if isinstance(key, str) else None
         if isinstance(node, CommentedMap) and key not in node and alias is not None and alias in node:
             key = alias
-        if isinstance(node, CommentedMap) and key in node:
-            line = _key_line(node, key) or line
-            node = node[key]
-        elif isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node):
+        if (isinstance(node, CommentedMap) and key in node) or (
+                isinstance(node, CommentedSeq) and isinstance(key, int) and 0 <= key < len(node)):
             line = _key_line(node, key) or line
             node = node[key]
         else:

@@ -95,7 +95,7 @@ def udp_rcvbuf_errors() -> int | None:
     udp = [line.split() for line in lines if line.startswith("Udp:")]
     if len(udp) < 2:
         return None
-    table = dict(zip(udp[0][1:], udp[1][1:]))
+    table = dict(zip(udp[0][1:], udp[1][1:], strict=True))
     value = table.get("RcvbufErrors")
     return int(value) if value is not None else None
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, DeviceNotAttached, HilrigError
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
+from ..results.verdict import summary_line
 from ..rig.lock import DeviceLock
 from ..rig.requires import unmet_requirement
-from ..results.verdict import summary_line
 from . import measure
 from .search import run_search
 from .verdict import judge

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 
-__all__ = ["cic_width", "cic_decimate", "cic_interpolate", "cic_impulse_response"]
+__all__ = ["cic_decimate", "cic_impulse_response", "cic_interpolate", "cic_width"]
 
 
 def cic_width(b_in: int, n: int, r: int, m: int) -> int:

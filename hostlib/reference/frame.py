@@ -62,7 +62,7 @@ def decode_frame(frame: bytes) -> tuple[dict, bytes]:
     """(header dict, payload); FrameError (a ValueError) naming the broken field."""
     if len(frame) < FRAME_HEADER_BYTES:
         raise FrameError("frame shorter than the 48-byte header")
-    h = dict(zip(FIELDS, _HEADER.unpack_from(frame)))
+    h = dict(zip(FIELDS, _HEADER.unpack_from(frame), strict=True))
     if h["magic"] != FRAME_MAGIC:
         raise FrameError("bad magic (expected 0x4852)")
     if h["version"] != FRAME_VERSION:

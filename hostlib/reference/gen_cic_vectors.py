@@ -14,6 +14,7 @@ import json
 import random
 import struct
 from pathlib import Path
+from typing import Any
 
 from .cic import cic_decimate, cic_interpolate, cic_width
 
@@ -66,7 +67,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "docs" / "vectors" / "cic"))
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
-    index = {"format": "hilrig CIC vectors v1: <name>.in.bin int16 LE, <name>.out.bin int64 LE "
+    index: dict[str, Any] = {"format": "hilrig CIC vectors v1: <name>.in.bin int16 LE, <name>.out.bin int64 LE "
                        "(see hostlib/reference/cic.py, docs/firmware.md)", "vectors": []}
     for meta, x, y in build():
         (out / meta["input"]).write_bytes(x)

@@ -11,9 +11,18 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
-from .frame import (FLAG_CRC_VALID, FLAG_EOB, FLAG_OVERFLOW_BEFORE, FLAG_SOB, FLAG_TS_VALID, SAMPLE_FORMATS,
-                    crc32c, encode_frame)
+from .frame import (
+    FLAG_CRC_VALID,
+    FLAG_EOB,
+    FLAG_OVERFLOW_BEFORE,
+    FLAG_SOB,
+    FLAG_TS_VALID,
+    SAMPLE_FORMATS,
+    crc32c,
+    encode_frame,
+)
 from .pattern import pattern_fill
 
 
@@ -67,7 +76,8 @@ def build() -> list[tuple[str, bytes, dict]]:
         _broken("bad_version", "version 2", bad_version, "unsupported version"),
         _broken("bad_crc", "payload byte flipped after CRC", bad_crc, "crc32c mismatch"),
         _broken("short_header", "only 40 bytes", good[:40], "shorter than the 48-byte header"),
-        _broken("truncated_payload", "payload_bytes says 32, 30 bytes follow", good[:-2], "payload_bytes does not match"),
+        _broken("truncated_payload", "payload_bytes says 32, 30 bytes follow", good[:-2],
+                "payload_bytes does not match"),
         _broken("odd_payload", "sc16 payload of 6 bytes", encode_frame({}, b"\x00" * 6), "not a multiple"),
     ]
     return v
@@ -75,10 +85,11 @@ def build() -> list[tuple[str, bytes, dict]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", default="docs/vectors", help="output directory (default: docs/vectors, from the repo root)")
+    ap.add_argument("--out", default="docs/vectors",
+                    help="output directory (default: docs/vectors, from the repo root)")
     out = Path(ap.parse_args().out)
     out.mkdir(parents=True, exist_ok=True)
-    index = {"format": "hilrig frame vectors v1 (see docs/frame-format.md)", "vectors": []}
+    index: dict[str, Any] = {"format": "hilrig frame vectors v1 (see docs/frame-format.md)", "vectors": []}
     for name, frame, meta in build():
         (out / f"{name}.bin").write_bytes(frame)
         index["vectors"].append({"file": f"{name}.bin", "frame_bytes": len(frame), **meta})

@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 
 from ..results.verdict import format_metric
 from .model import RunView, finite, is_failure
-from .tables import KEY_METRICS, KEY_LABELS
+from .tables import KEY_LABELS, KEY_METRICS
 
 # Metrics whose rise is good; for the rest (errors, latency, drops) a rise is worse.
 HIGHER_IS_BETTER = frozenset({"throughput_sps", "throughput_ratio", "throughput_Bps", "frames_per_s",
                               "throughput_msps", "samples_received", "frames_received"})
-COMPARE_METRICS = KEY_METRICS + ("drop_ratio",)
+COMPARE_METRICS = (*KEY_METRICS, "drop_ratio")
 
 
 @dataclass
@@ -110,9 +110,11 @@ def comparison_text(cmp: Comparison) -> str:
         lines += [f"  {c.testcase}: {c.verdict_a or '-'} -> {c.verdict_b or '-'}" for c in items]
     for c in cmp.cases:
         lines.append("")
-        lines.append(f"{c.testcase}: {c.verdict_a or '-'} -> {c.verdict_b or '-'}" + (f"  [{c.change}]" if c.change else ""))
+        lines.append(f"{c.testcase}: {c.verdict_a or '-'} -> {c.verdict_b or '-'}"
+                     + (f"  [{c.change}]" if c.change else ""))
         for d in c.deltas:
             a, b, delta, rel = d.text()
             mark = "  worse" if d.worse else ""
-            lines.append(f"  {KEY_LABELS.get(d.metric, d.metric):24s} {a:>14s} -> {b:>14s}  {delta:>14s} {rel:>9s}{mark}")
+            lines.append(f"  {KEY_LABELS.get(d.metric, d.metric):24s} {a:>14s} -> {b:>14s}  "
+                         f"{delta:>14s} {rel:>9s}{mark}")
     return "\n".join(lines) + "\n"

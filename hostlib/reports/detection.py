@@ -19,6 +19,7 @@ fixed-percent-against-yesterday rule for contrast.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import statistics
@@ -129,7 +130,7 @@ def outlier_series(rng: random.Random, nights: int = NIGHTS) -> list[float]:
     values = [100.0 * (1 + NOISE * rng.gauss(0, 1)) for _ in range(nights)]
     while True:
         nights_out = sorted(rng.sample(range(5, nights), OUTLIERS_PER_SERIES))
-        if all(b - a >= 5 for a, b in zip(nights_out, nights_out[1:])):
+        if all(b - a >= 5 for a, b in itertools.pairwise(nights_out)):
             break
     for i in nights_out:
         values[i] *= 1 + OUTLIER * rng.choice((-1, 1))
@@ -183,8 +184,8 @@ def benchmark_table(seed: int = 1, series: int = 50) -> tuple[str, bool]:
     lines = [head, "", f"{'method':28s} {'detected':>9s} {'early':>6s} {'false alarms':>13s} {'nights to detect':>26s}"]
     for r in rows:
         nights = (f"median {r.median_nights:g}, max {max(r.nights_to_detect)}" if r.nights_to_detect else "-")
-        lines.append(f"{r.method:28s} {r.detected:>4d}/{r.steps:<4d} {r.early_alarms:>6d} {r.false_alarms:>6d}/{r.flat:<6d}"
-                     f" {nights:>26s}")
+        lines.append(f"{r.method:28s} {r.detected:>4d}/{r.steps:<4d} {r.early_alarms:>6d} "
+                     f"{r.false_alarms:>6d}/{r.flat:<6d} {nights:>26s}")
     gate = rows[0]
     ok = gate.detected >= math.ceil(0.72 * series) and gate.false_alarms == 0
     lines.append("")

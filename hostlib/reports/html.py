@@ -130,7 +130,7 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
         "links": links or {},
         "format_metric": format_metric,
         "finite": finite,
-        "generated": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "generated": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -10,7 +10,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .._exceptions import ConfigError
 
@@ -60,7 +60,7 @@ def is_failure(label: str) -> bool:
     return verdict_group(label) in ("FAIL", "ERROR")
 
 
-def finite(value: Any) -> bool:
+def finite(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 

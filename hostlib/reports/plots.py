@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .model import CaseView, finite, is_failure
@@ -49,9 +50,14 @@ def _attr(text: str) -> str:
     return (text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
+def _scaled(metric: str, scale: float) -> Callable[[dict], float | None]:
+    """The metric times `scale`, None where it is not a finite number."""
+    return lambda m: m[metric] * scale if finite(m.get(metric)) else None
+
+
 def achieved_vs_requested(cases: list[CaseView]) -> str:
-    pts = [(c.case.get("rate_sps"), c.metrics.get("throughput_sps"), c) for c in cases]
-    pts = [(x, y, c) for x, y, c in pts if finite(x) and finite(y) and x > 0 and y > 0]
+    asked = [(c.case.get("rate_sps"), c.metrics.get("throughput_sps"), c) for c in cases]
+    pts = [(x, y, c) for x, y, c in asked if finite(x) and finite(y) and x > 0 and y > 0]
     if not pts:
         return ""
     plt = _pyplot()
@@ -84,8 +90,8 @@ def sweep_plot(sweep: Sweep, fixed: dict, points: list[CaseView]) -> str:
         return ""
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(3.3 * len(panels), 3.0), squeeze=False)
-    for ax, (metric, label, scale) in zip(axes[0], panels):
-        for col, pts in sweep.series(points, lambda m, k=metric: m[k] * scale if finite(m.get(k)) else None):
+    for ax, (metric, label, scale) in zip(axes[0], panels, strict=True):
+        for col, pts in sweep.series(points, _scaled(metric, scale)):
             if not pts:
                 continue
             name = f"{axis_label(sweep.col_axis)} = {col}" if sweep.col_axis else label
@@ -121,7 +127,8 @@ def latency_plot(cases: list[CaseView]) -> str:
     height = 0.9 + 0.22 * len(rows)
     fig, ax = plt.subplots(figsize=(7, min(height, 40)))
     ys = list(range(len(rows)))
-    for i, (key, label, color) in enumerate((("latency_p50_s", "p50", "tab:blue"), ("latency_p99_s", "p99", "tab:orange"),
+    for i, (key, label, color) in enumerate((("latency_p50_s", "p50", "tab:blue"),
+                                             ("latency_p99_s", "p99", "tab:orange"),
                                              ("latency_max_s", "max", "tab:red"))):
         vals = [m.get(key, 0.0) * 1e3 for _, m in rows]
         ax.barh([y + (i - 1) * 0.27 for y in ys], vals, height=0.27, color=color, label=label)
@@ -148,7 +155,7 @@ def failure_second(case: CaseView) -> float | None:
     for row in case.series:
         if any(finite(row.get(k)) and row[k] > 0 for k in FAILURE_SERIES_KEYS):
             return row.get("t_s")
-    ratio_limits = [t.get("limit") for t in case.thresholds if not t.get("passed")
+    ratio_limits = [float(t["limit"]) for t in case.thresholds if not t.get("passed")
                     and t.get("metric") in ("throughput_sps", "throughput_ratio") and finite(t.get("limit"))]
     rate = case.case.get("rate_sps")
     for row in case.series:
@@ -179,7 +186,8 @@ def series_plot(case: CaseView) -> str:
     ax.set_ylabel("MS/s")
     ax.legend(fontsize=7, loc="lower right")
     ax = axes[1]
-    for key, color in zip(FAILURE_SERIES_KEYS, ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink")):
+    colors = ("tab:red", "tab:orange", "tab:purple", "tab:brown", "tab:pink")
+    for key, color in zip(FAILURE_SERIES_KEYS, colors, strict=True):
         if any(finite(r.get(key)) for r in series):
             ax.step(t, [r.get(key) or 0 for r in series], where="post", color=color, label=key.replace("_", " "))
     ax.set_ylabel("per second")

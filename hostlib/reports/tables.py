@@ -6,10 +6,11 @@ in the title (frames/s, MS/s, MB/s, drop %). Further axes split the tables.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..results.verdict import format_metric
+from ..results.verdict import format_metric, threshold_row
 from .model import CaseView, RunView, finite, is_failure
 
 
@@ -63,7 +64,7 @@ def axis_label(key: str) -> str:
     return AXIS_LABELS.get(key, key)
 
 
-def value_key(v: Any) -> tuple:
+def value_key(v: Any) -> tuple[int, float, str]:
     """Numeric order for numbers (and numeric strings), text order after them."""
     try:
         return (0, float(v), "")
@@ -90,22 +91,10 @@ def key_metric_rows(case: CaseView) -> list[tuple[str, str, str]]:
 
 
 def threshold_rows(case: CaseView) -> list[dict]:
-    """Per threshold: text, measured, limit, margin (formatted in the metric's unit) and verdict."""
-    out = []
-    for t in case.thresholds:
-        metric = t.get("metric") or ""
-        verdict = "PASS" if t.get("passed") else "FAIL"
-        if t.get("marginal"):
-            verdict += " (marginal)"
-        text = str(t.get("text") or "")
-        out.append({
-            "threshold": text if not metric or text.startswith(metric) else f"{metric} {text}",
-            "measured": format_metric(metric, t.get("measured")),
-            "limit": format_metric(metric, t.get("limit")),
-            "margin": format_metric(metric, t.get("margin")),
-            "verdict": verdict,
-        })
-    return out
+    """Per threshold: threshold, measured, limit, margin and verdict, formatted as the
+    console shows them (results.verdict.threshold_row)."""
+    keys = ("threshold", "measured", "limit", "margin", "verdict")
+    return [dict(zip(keys, threshold_row(t), strict=True)) for t in case.thresholds]
 
 
 @dataclass
@@ -171,9 +160,9 @@ class Sweep:
             for p in points:
                 if self.col_axis and p.sweep_point.get(self.col_axis) != c:
                     continue
-                x, y = p.sweep_point.get(self.row_axis), metric(p.metrics)
-                if y is not None and value_key(x)[0] == 0:
-                    pts.append((float(x), y))
+                x, y = value_key(p.sweep_point.get(self.row_axis)), metric(p.metrics)
+                if y is not None and x[0] == 0:  # a number on the row axis
+                    pts.append((x[1], y))
             out.append((c, sorted(pts)))
         return out
 
@@ -204,7 +193,7 @@ def sweeps(run: RunView) -> list[Sweep]:
         for p in points:
             facets.setdefault(tuple(p.sweep_point.get(k) for k in extra), []).append(p)
         ordered = sorted(facets.items(), key=lambda kv: [value_key(v) for v in kv[0]])
-        out.append(Sweep(name, axes[:2] + extra, [(dict(zip(extra, k)), pts) for k, pts in ordered]))
+        out.append(Sweep(name, axes[:2] + extra, [(dict(zip(extra, k, strict=True)), pts) for k, pts in ordered]))
     return out
 
 

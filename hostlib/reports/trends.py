@@ -32,6 +32,8 @@ class Trend:
 
     def line(self) -> str:
         f = self.flag
+        if f is None:
+            return f"{self.testcase}: {self.metric} not flagged"
         rel = f"{f.relative * 100:+.1f} %" if f and f.baseline else ""
         unit = SHOWN_AS.get(self.metric, self.metric)
         return (f"REGRESSION {self.testcase}: {self.metric} {format_metric(unit, f.baseline)} -> "
@@ -45,7 +47,8 @@ class Trend:
         lo, hi = min(v for _, v in pts), max(v for _, v in pts)
         span = (hi - lo) or 1.0
         n = max(len(self.values) - 1, 1)
-        xy = " ".join(f"{i / n * (width - 4) + 2:.1f},{height - 2 - (v - lo) / span * (height - 4):.1f}" for i, v in pts)
+        xy = " ".join(f"{i / n * (width - 4) + 2:.1f},{height - 2 - (v - lo) / span * (height - 4):.1f}"
+                      for i, v in pts)
         mark = ""
         if self.flag is not None:
             x = self.flag.since / n * (width - 4) + 2
@@ -61,7 +64,7 @@ class TrendAnalysis:
     gate: RobustGate = field(default_factory=RobustGate)
     runs_of: dict[str, list[str]] = field(default_factory=dict)  # testcase -> its nights (bench rows have their own)
 
-    def merge(self, other: "TrendAnalysis") -> "TrendAnalysis":
+    def merge(self, other: TrendAnalysis) -> TrendAnalysis:
         """Another history's trends (the bench's nights) in the same report."""
         self.trends += other.trends
         self.runs_of.update(other.runs_of)
@@ -108,12 +111,13 @@ def write_trend_report(analysis: TrendAnalysis, output: str | Path) -> Path:
         flagged.append({"trend": t, "line": t.line(),
                         "plot": plots.trend_plot(f"{t.testcase}: {t.metric}",
                                                  analysis.runs_of.get(t.testcase, analysis.history.runs), t.values,
-                                                 t.flag.since if t.flag else None, t.flag.baseline if t.flag else None)})
+                                                 t.flag.since if t.flag else None,
+                                                 t.flag.baseline if t.flag else None)})
     by_case: dict[str, list[Trend]] = {}
     for t in analysis.trends:
         by_case.setdefault(t.testcase, []).append(t)
     text = environment().get_template("trends.html.j2").render(
         analysis=analysis, flagged=flagged, by_case=by_case, runs=analysis.history.runs,
         source=analysis.history.source, format_metric=format_metric, gate=analysis.gate,
-        generated=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
     return _write(Path(output), text)

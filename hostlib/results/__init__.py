@@ -1,7 +1,14 @@
 """Result records and sinks: CaseResult, line protocol, outbox, evidence JSON, verdict views."""
 from .evidence import Evidence, rig_snapshot
-from .lineprotocol import (CASE_MEASUREMENT, RUN_MEASUREMENT, SERIES_MEASUREMENT, case_point, result_lines,
-                           run_point, series_points)
+from .lineprotocol import (
+    CASE_MEASUREMENT,
+    RUN_MEASUREMENT,
+    SERIES_MEASUREMENT,
+    case_point,
+    result_lines,
+    run_point,
+    series_points,
+)
 from .outbox import Outbox
 from .paths import results_dirs
 from .record import CaseResult, new_run_id

@@ -29,13 +29,16 @@ import os
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import urllib3
 
 from .._exceptions import InfrastructureError
 from ._fsio import fsync_dir, replace_durable
 from .outbox import Outbox, is_active
+
+if TYPE_CHECKING:
+    from influxdb_client import InfluxDBClient
 
 SENT_DIR = "sent"
 REJECTED_DIR = "rejected"
@@ -80,7 +83,7 @@ class InfluxTarget:
     batch_lines: int = 5000
 
     @classmethod
-    def from_rig(cls, rig: Any) -> "InfluxTarget | None":
+    def from_rig(cls, rig: Any) -> InfluxTarget | None:
         """The rig's InfluxDB target, or None when its results section names none."""
         section = getattr(rig, "results", None) or {}
         cfg = section.get("influxdb") if isinstance(section, dict) else None
@@ -123,7 +126,7 @@ class InfluxTarget:
             return _Secret(value)
         return None
 
-    def client(self) -> "_Client":
+    def client(self) -> _Client:
         """A client for this target, with its secret resolved now (never stored in the target)."""
         password = self._read_secret(self.password_env, self.password_file, "password")
         token = self._read_secret(self.token_env, self.token_file, "token")
@@ -181,7 +184,7 @@ class _Client:
             pw = password.value if password else ""
             basic = base64.b64encode(f"{target.username}:{pw}".encode()).decode()
             self._headers["Authorization"] = f"Basic {basic}"
-        self._v2 = None
+        self._v2: InfluxDBClient | None = None
         if target.api == "v2":
             from influxdb_client import InfluxDBClient
 
@@ -192,6 +195,8 @@ class _Client:
                 v2_token = f"{target.username}:{password.value if password else ''}"
             else:
                 v2_token = ""
+            if not target.org or not target.bucket:  # the rig file's validation requires both
+                raise InfluxSetupError(f"{target.describe()}: api v2 needs org and bucket")
             self._v2 = InfluxDBClient(url=target.url, token=v2_token, org=target.org,
                                       timeout=int(target.timeout_s * 1000), verify_ssl=target.tls_verify,
                                       ssl_ca_cert=target.ca_file, retries=False)
@@ -246,14 +251,24 @@ class _Client:
         if not 200 <= resp.status < 300:
             raise self._classify(resp.status, _server_message(resp.status, resp.data, resp.headers))
 
+    def _v2_api(self) -> tuple[InfluxDBClient, str, str]:
+        """The v2 client with the target's org and bucket (an api: v2 target has both)."""
+        t = self.target
+        if self._v2 is None or not t.org or not t.bucket:
+            raise InfluxSetupError(f"{t.describe()}: the v2 API needs api: v2 with org and bucket")
+        return self._v2, t.org, t.bucket
+
     def _write_v2(self, body: bytes) -> None:
         from influxdb_client import WritePrecision
         from influxdb_client.client.write_api import SYNCHRONOUS
         from influxdb_client.rest import ApiException
 
+        client, org, bucket = self._v2_api()
         try:
-            self._v2.write_api(write_options=SYNCHRONOUS).write(
-                bucket=self.target.bucket, org=self.target.org, record=body, write_precision=WritePrecision.NS)
+            # influxdb_client types its WritePrecision.NS as str, its write() as WritePrecision
+            client.write_api(write_options=SYNCHRONOUS).write(
+                bucket=bucket, org=org, record=body,
+                write_precision=WritePrecision.NS)  # type: ignore[arg-type]
         except ApiException as exc:
             status = int(exc.status or 0)
             raise self._classify(status, _server_message(status, exc.body, exc.headers)) from None
@@ -287,7 +302,8 @@ class _Client:
         from influxdb_client.rest import ApiException
 
         try:
-            tables = self._v2.query_api().query(flux, org=self.target.org)
+            client, org, _ = self._v2_api()
+            tables = client.query_api().query(flux, org=org)
         except ApiException as exc:
             status = int(exc.status or 0)
             raise InfluxSetupError(str(self._classify(status, _server_message(status, exc.body,
@@ -381,7 +397,7 @@ def ship_outbox(outbox_dir: str | Path, target: InfluxTarget) -> ShipReport:
     server or credential problems: they are in the report (see the module doc for the rules)."""
     outbox = Path(outbox_dir)
     report = ShipReport(target=target.describe(), outbox=outbox)
-    pending = []
+    pending: list[Path] = []
     for path in Outbox(outbox, git_sha="").pending_files():
         (report.active if is_active(path) else pending).append(path)
     if not pending:
@@ -424,6 +440,6 @@ def ship_after_run(rig: Any, outbox_dir: str | Path) -> list[str]:
             return [f"hilrig results: no InfluxDB in {getattr(rig, 'file', 'the rig file')}; "
                     f"results stay in the outbox {outbox_dir}"]
         return ship_outbox(outbox_dir, target).lines()
-    except Exception as exc:  # a bug here must not turn a measured verdict into an error
+    except Exception as exc:  # noqa: BLE001  a bug here must not turn a measured verdict into an error
         return [f"hilrig results: shipping failed ({type(exc).__name__}: {exc}); "
                 f"results stay in the outbox {outbox_dir}"]

@@ -17,6 +17,7 @@ server. This module only decides the schema and keeps field types stable:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from influxdb_client import Point, WritePrecision
@@ -64,8 +65,8 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     tags.update(_sweep_tags(result))
     for key, value in tags.items():
         p.tag(key, value)  # empty values are dropped by Point (line protocol forbids them)
-    for name, value in result.metrics.items():
-        f = _float(value)
+    for name, measured in result.metrics.items():
+        f = _float(measured)
         if f is not None:
             p.field(name, f)
     p.field("passed", 1.0 if Verdict(result.verdict).passed else 0.0)  # MARGINAL is a pass
@@ -180,13 +181,13 @@ def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]
     return [line for line in (p.to_line_protocol() for p in points) if line]
 
 
-def run_point(run_id: str, rig_name: str, verdicts: list[str], started_utc, ended_utc, *,
+def run_point(run_id: str, rig_name: str, verdict_names: Sequence[str], started_utc, ended_utc, *,
               git_sha: str | None = None) -> Point:
     """The `hilrig_run` summary row of a whole run, stamped with its end time."""
     p = Point(RUN_MEASUREMENT)
     if rig_name:
         p.tag("rig", rig_name)
-    verdicts = [Verdict(v) for v in verdicts]
+    verdicts = [Verdict(v) for v in verdict_names]
     passed = sum(v.passed for v in verdicts)
     p.field("cases", float(len(verdicts)))
     p.field("passed", float(passed))  # PASS and MARGINAL: both are passes

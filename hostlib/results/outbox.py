@@ -53,7 +53,7 @@ class Outbox:
             return []
         return sorted(p for p in self.path.glob("*.lp") if p.is_file())
 
-    def hold(self, run_id: str) -> "RunLock":
+    def hold(self, run_id: str) -> RunLock:
         """Mark `run_id` as running (its file must not be shipped yet) until .release()."""
         return RunLock(self.file_for(run_id))
 
@@ -104,7 +104,7 @@ class RunLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self
 
     def __exit__(self, *exc) -> None:

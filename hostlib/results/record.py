@@ -12,7 +12,8 @@ import enum
 import math
 import secrets
 from pathlib import PurePath
-from typing import Any
+from typing import Any, overload
+
 
 class ErrorKind(enum.StrEnum):
     """Why a case could not be measured (an ERROR verdict); each kind has its exit code."""
@@ -97,6 +98,7 @@ class CaseResult:
     # A rate search (hostlib.engine.search): one dict per step tried, in order:
     # {step, phase ("step" | "retry" | "confirm"), key, value, rate_sps, throughput_Bps, verdict, message}.
     steps: list[dict] = dataclasses.field(default_factory=list)
+    warnings: list[str] = dataclasses.field(default_factory=list)  # the host's (e.g. rmem_max), in the message
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -201,7 +203,7 @@ def jsonable(obj: Any) -> Any:
 
 
 def utc_now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc)
+    return _dt.datetime.now(_dt.UTC)
 
 
 def to_datetime(value: str | _dt.datetime) -> _dt.datetime:
@@ -209,10 +211,14 @@ def to_datetime(value: str | _dt.datetime) -> _dt.datetime:
     if isinstance(value, str):
         value = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     if value.tzinfo is None:
-        value = value.replace(tzinfo=_dt.timezone.utc)
-    return value.astimezone(_dt.timezone.utc)
+        value = value.replace(tzinfo=_dt.UTC)
+    return value.astimezone(_dt.UTC)
 
 
+@overload
+def iso_utc(value: str | _dt.datetime) -> str: ...
+@overload
+def iso_utc(value: None) -> None: ...
 def iso_utc(value: str | _dt.datetime | None) -> str | None:
     if value is None:
         return None
@@ -221,7 +227,7 @@ def iso_utc(value: str | _dt.datetime | None) -> str | None:
 
 def to_ns(value: str | _dt.datetime) -> int:
     """Nanoseconds since the Unix epoch (line protocol timestamps), exact to the microsecond."""
-    delta = to_datetime(value) - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+    delta = to_datetime(value) - _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1_000
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any
+from typing import Any, TypeGuard
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, Group, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -21,7 +21,7 @@ _STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verd
           Verdict.SKIP: "bold yellow", Verdict.ERROR: "bold magenta"}
 
 
-def _finite(v: Any) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
@@ -58,7 +58,7 @@ def format_metric(name: str, value: Any) -> str:
     if dim == "time":
         return f"{value * 1e3:.3g} ms" if abs(value) < 1 else f"{value:.3f} s"
     if dim == "rate":
-        if metric.name == "frames_per_s":  # a rate of frames, not of samples
+        if metric is not None and metric.name == "frames_per_s":  # a rate of frames, not of samples
             return _rate(value, 2).replace("S/s", "frames/s")
         return _rate(value, 2)
     if dim == "ratio":
@@ -85,7 +85,7 @@ def summary_line(result: CaseResult) -> str:
         return reason if reason.startswith(head + ":") else f"{head}: {reason}"
     if verdict is Verdict.ERROR:
         text = result.error or result.message or "unknown error"
-        return f"ERROR ({result.kind.value}) {_head(result)}: {_one_line(text)}"
+        return f"ERROR ({result.kind}) {_head(result)}: {_one_line(text)}"
     m = result.metrics
     if verdict.passed and not _limits_delivery(result):
         # A measuring case (e.g. the reference sweeps) passes on integrity alone, or on
@@ -140,28 +140,35 @@ def _one_line(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
+def _field(t: Any, key: str) -> Any:
+    """A threshold's field: a ThresholdResult's attribute, or a key of its evidence dict."""
+    return t.get(key) if isinstance(t, dict) else getattr(t, key, None)
+
+
 def threshold_label(t: Any) -> str:
     """'throughput_sps >= 99.9% of rate': ThresholdResult.text is the condition without the metric."""
-    metric, text = str(getattr(t, "metric", "") or ""), str(getattr(t, "text", t))
+    metric = str(_field(t, "metric") or "")
+    text = str((t.get("text") if isinstance(t, dict) else getattr(t, "text", t)) or "")
     return text if not metric or text.startswith(metric) else f"{metric} {text}"
 
 
+THRESHOLD_COLUMNS = ("threshold", "measured", "limit", "margin", "result")
+
+
+def threshold_row(t: Any) -> tuple[str, str, str, str, str]:
+    """THRESHOLD_COLUMNS of one threshold (a ThresholdResult or its evidence dict), each
+    value in its metric's unit; the result is PASS or FAIL, with " (marginal)" when close."""
+    metric = str(_field(t, "metric") or "")
+    status = "PASS" if _field(t, "passed") else "FAIL"
+    if _field(t, "marginal"):
+        status += " (marginal)"
+    return (threshold_label(t), format_metric(metric, _field(t, "measured")),
+            format_metric(metric, _field(t, "limit")), format_metric(metric, _field(t, "margin")), status)
+
+
 def threshold_rows(result: CaseResult) -> list[tuple[str, str, str, str, str]]:
-    """(threshold, measured, limit, margin, PASS/FAIL) per threshold, formatted."""
-    rows = []
-    for t in result.thresholds:
-        metric = getattr(t, "metric", "")
-        status = "PASS" if getattr(t, "passed", False) else "FAIL"
-        if getattr(t, "marginal", False):
-            status += " (marginal)"
-        rows.append((
-            threshold_label(t),
-            format_metric(metric, getattr(t, "measured", None)),
-            format_metric(metric, getattr(t, "limit", None)),
-            format_metric(metric, getattr(t, "margin", None)),
-            status,
-        ))
-    return rows
+    """threshold_row per threshold of the result."""
+    return [threshold_row(t) for t in result.thresholds]
 
 
 def render_verdict(result: CaseResult) -> Group:
@@ -169,9 +176,9 @@ def render_verdict(result: CaseResult) -> Group:
     # The title is Text, not markup: a sweep point's "[decimation=2, ...]" must stay visible.
     name = getattr(result.case, "test_name", None)
     table = Table(title=Text(name) if name else None, box=box.SIMPLE_HEAD, title_justify="left")
-    for name, justify in (("threshold", "left"), ("measured", "right"), ("limit", "right"),
-                          ("margin", "right"), ("result", "left")):
-        table.add_column(name, justify=justify)
+    justify: dict[str, JustifyMethod] = {"threshold": "left", "result": "left"}
+    for column in THRESHOLD_COLUMNS:
+        table.add_column(column, justify=justify.get(column, "right"))
     for text, measured, limit, margin, status in threshold_rows(result):
         style = _STYLE[Verdict.FAIL if status == "FAIL" else Verdict.MARGINAL if "marginal" in status else Verdict.PASS]
         table.add_row(text, measured, limit, margin, Text(status, style=style))

@@ -10,7 +10,7 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # hostlib/ itself, not a repo root
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def git_sha(package_dir: Path = PACKAGE_DIR) -> str | None:
     """HEAD of the git tree hostlib runs from, with "-dirty" if the tree has changes;
     None when hostlib is not part of a git tree (an installed wheel, even in a venv

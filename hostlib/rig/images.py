@@ -14,8 +14,18 @@ from ruamel.yaml import YAML
 
 from .._exceptions import ConfigError
 
-__all__ = ["Image", "load_images", "rtl_tree_hash", "reported_version", "sim_hello", "compare_images", "image_rows",
-           "ImageRow", "manifest_path", "MANIFEST_NAME"]
+__all__ = [
+    "MANIFEST_NAME",
+    "Image",
+    "ImageRow",
+    "compare_images",
+    "image_rows",
+    "load_images",
+    "manifest_path",
+    "reported_version",
+    "rtl_tree_hash",
+    "sim_hello",
+]
 
 MANIFEST_NAME = "images.yaml"
 # keys a driver may report the running image's version under, most specific first

@@ -37,7 +37,7 @@ class DeviceEntry:
     line: int | None = None             # where the entry is written
     loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
 
-    def unsupported_reason(self, case: "Case") -> str | None:
+    def unsupported_reason(self, case: Case) -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
         if getattr(case, "host", "native") == "gnuradio":
@@ -52,7 +52,8 @@ class DeviceEntry:
         # rx+tx needs a device that does both (or lists rx+tx itself).
         wanted = ("rx", "tx") if case.direction == "rx+tx" and "rx+tx" not in self.directions else (case.direction,)
         if any(d not in self.directions for d in wanted):
-            return f"device {self.alias!r} does not support direction {case.direction} (has {', '.join(self.directions)})"
+            return (f"device {self.alias!r} does not support direction {case.direction} "
+                    f"(has {', '.join(self.directions)})")
         # A UHD radio streams over its own link (usb, 10 GbE); the case's transport
         # only sizes its frames, so the kind is not compared (docs/drivers.md).
         if self.driver != "uhd" and case.transport.kind not in self.transports:
@@ -81,7 +82,8 @@ class _UsbArgsModel(BaseModel):
     """args of a `driver: usb` entry (docs/usb.md): a lab's board streaming hilrig frames
     over bulk endpoints. VID:PID and/or the entry's serial pick the device."""
     model_config = ConfigDict(extra="forbid")
-    vid_pid: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$"), Field(strict=True)] | None = None
+    vid_pid: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$"),
+                       Field(strict=True)] | None = None
     interface: Annotated[int, Field(strict=True, ge=0, le=255)] = 0
     endpoint_in: Annotated[int, Field(strict=True, ge=0x81, le=0x8F)] = 0x81
     endpoint_out: Annotated[int, Field(strict=True, ge=0x01, le=0x0F)] = 0x01
@@ -106,10 +108,10 @@ class _DeviceModel(BaseModel):
     serial: NonEmpty | None = None
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
     max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS, what=" S/s")]
-    directions: list[Literal["rx", "tx", "loopback", "rx+tx"]] = Field(default_factory=lambda: ["rx", "tx", "loopback"],
+    directions: list[Literal["rx", "tx", "loopback", "rx+tx"]] = Field(default=["rx", "tx", "loopback"],
                                                                min_length=1)
     # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
-    transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default_factory=lambda: ["udp", "shm"], min_length=1)
+    transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default=["udp", "shm"], min_length=1)
     loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     # sim only: the simulator's device core; rtl = firmware/rtl/loopback_top as a Verilator
@@ -124,7 +126,7 @@ class _DeviceModel(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _usb_entry(self) -> "_DeviceModel":
+    def _usb_entry(self) -> _DeviceModel:
         """driver: usb: args checked (with what each key takes), transports default [usb]."""
         if self.driver != "usb":
             return self
@@ -132,7 +134,8 @@ class _DeviceModel(BaseModel):
             args = _UsbArgsModel.model_validate(self.args)
         except ValidationError as e:
             raise ValueError("; ".join(f"args.{'.'.join(str(p) for p in err['loc'])}: "
-                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} (got {err.get('input')!r})"
+                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} "
+                                       f"(got {err.get('input')!r})"
                                        for err in e.errors())) from None
         if not args.vid_pid and not self.serial:
             raise ValueError("a usb device needs args.vid_pid ('VVVV:PPPP', as lsusb shows it) or serial, or both")
@@ -171,7 +174,7 @@ class _InfluxModel(BaseModel):
     batch_lines: Annotated[int, Field(strict=True, ge=1, le=100_000)] = 5000
 
     @model_validator(mode="after")
-    def _consistent(self) -> "_InfluxModel":
+    def _consistent(self) -> _InfluxModel:
         problems = []
         if self.api == "v1" and not self.database:
             problems.append("api v1 needs database (and optionally retention_policy)")

@@ -26,7 +26,7 @@ from typing import Any
 
 from .._exceptions import InfrastructureError
 
-__all__ = ["DeviceLock", "DeviceLocked", "lock_dir", "device_lock_key", "read_holder"]
+__all__ = ["DeviceLock", "DeviceLocked", "device_lock_key", "lock_dir", "read_holder"]
 
 DEFAULT_LOCK_DIR = "/run/lock/hilrig"
 POLL_S = 0.05
@@ -107,7 +107,7 @@ class DeviceLock:
         self._fd: int | None = None
         self.waited_s = 0.0
 
-    def acquire(self) -> "DeviceLock":
+    def acquire(self) -> DeviceLock:
         if self._fd is not None:
             return self
         try:
@@ -133,7 +133,7 @@ class DeviceLock:
         # We hold it: a previous holder that died left its record; ours replaces it.
         record = {"pid": os.getpid(), "user": _user(), "host": socket.gethostname(), "case": self.case,
                   "device": getattr(self.device, "alias", ""),
-                  "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+                  "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
         try:
@@ -153,7 +153,7 @@ class DeviceLock:
             pass
         os.close(fd)  # closing releases the flock
 
-    def __enter__(self) -> "DeviceLock":
+    def __enter__(self) -> DeviceLock:
         return self.acquire()
 
     def __exit__(self, *exc: object) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..drivers.radio import DRIVER_KEYS
 
-__all__ = ["Found", "probe", "check_rig", "CheckRow"]
+__all__ = ["CheckRow", "Found", "check_rig", "probe"]
 
 
 @dataclass
@@ -32,8 +32,8 @@ class Probe:
 def probe(soapy_args: tuple[str, ...] = ("", "driver=hilrig")) -> Probe:
     """Ask every library; a missing library is a problem line, never an exception."""
     from ..drivers.sim import find_sim_binary
-    from ..transports import native
     from ..drivers.soapy import ensure_plugin_path
+    from ..transports import native
 
     out = Probe()
     try:

@@ -26,7 +26,7 @@ with a failing test "Nothing Was Tested".
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robot.api import logger
 from robot.api.deco import keyword
@@ -37,6 +37,9 @@ from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
 from ..selection import Selection, case_tags
+
+if TYPE_CHECKING:
+    from ..session import RunSession
 
 PLACEHOLDER_TAG = "hilrig:placeholder"
 RUN_KEYWORD = "Run Hilrig Case"
@@ -56,7 +59,7 @@ def resolve_rig_path(value: str | None) -> Path:
 
 
 def _variable(name: str, default: Any = "") -> Any:
-    value = BuiltIn().get_variable_value("${%s}" % name)
+    value = BuiltIn().get_variable_value(f"${{{name}}}")
     return default if value is None else value
 
 
@@ -105,7 +108,7 @@ class HilrigLibrary:
 
     def __init__(self) -> None:
         self.ROBOT_LIBRARY_LISTENER = self
-        self.session = None               # hostlib.session.RunSession, opened when the run starts
+        self.session: RunSession | None = None  # opened when the run starts
         self._prepared = False
         self._last_test_id: str | None = None
         self._last_suite_id: str | None = None
@@ -136,6 +139,8 @@ class HilrigLibrary:
             return
         self._last_test_id = hilrig_tests[-1].id
         self._last_suite_id = hilrig_tests[-1].parent.id
+        if self.session is None:  # never: _prepare made it
+            return
         self.session.selected = len(hilrig_tests)
         self.session.open()  # only a run with tests holds an outbox file
         logger.console(f"hilrig: run {self.session.run_id}, rig {self.session.rig_path}, "
@@ -198,7 +203,7 @@ class HilrigLibrary:
         if str(log_file).upper() != "NONE":  # the run report links Robot's log.html
             session.report_links["Robot log"] = Path(str(log_file))
         session.close()  # evidence, run row, release, HTML report, ship (printed by `say`)
-        if session.results:
+        if session.results and session.run_id and session.outbox and session.evidence:
             result.metadata["hilrig evidence"] = str(session.evidence.path)
             result.metadata["hilrig outbox"] = str(session.outbox.file_for(session.run_id))
         if session.report_path is not None:  # Robot renders [target|text] metadata as a link
@@ -256,7 +261,7 @@ def _log_case(result: CaseResult) -> None:
 
     try:
         logger.info(case_log_html(result), html=True)
-    except Exception as exc:  # the log's view of a case never changes its verdict
+    except Exception as exc:  # noqa: BLE001  the log's view of a case never changes its verdict
         logger.warn(f"hilrig: the case's HTML view failed ({type(exc).__name__}: {exc}); "
                     f"the result is in the evidence file")
 

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import textwrap
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +37,45 @@ def ring_handles() -> list[str]:
     with open("/proc/self/maps") as maps:
         found += [line.strip() for line in maps if "hilrig-ring" in line]
     return found
+
+
+def child_pids(name: str = "hilrig-sim") -> list[int]:
+    """Processes whose parent is this test process and whose command is `name`."""
+    me = os.getpid()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+        if ppid == me and comm == name[:15]:
+            found.append(int(entry.name))
+    return found
+
+
+def run_killing_the_simulator(case: Any, rig: Any, run_id: str) -> Any:
+    """run_case on a thread, its simulator SIGKILLed 0.8 s after it started; the result.
+    Fails if the simulator never starts or the run hangs after it died."""
+    from hostlib.engine import run_case
+
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, rig, run_id=run_id)))
+    worker.start()
+    deadline = time.monotonic() + 5
+    pids: list[int] = []
+    while not pids and time.monotonic() < deadline:
+        time.sleep(0.05)
+        pids = child_pids()
+    assert pids, "simulator never started"
+    time.sleep(0.8)
+    os.kill(pids[0], signal.SIGKILL)
+    worker.join(timeout=15)
+    assert not worker.is_alive(), "the run hung after the simulator died"
+    return box["r"]
 
 
 def native_built() -> bool:

@@ -5,37 +5,15 @@ process and the real native core (no mocks).
 """
 from __future__ import annotations
 
-import os
-import signal
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
 from hostlib.engine import run_case
 
-from .conftest import requires_native, ring_handles
+from .conftest import child_pids, requires_native, ring_handles, run_killing_the_simulator
 
 pytestmark = requires_native
-
-
-def child_pids(name: str = "hilrig-sim") -> list[int]:
-    """Processes whose parent is this test process and whose command is `name`."""
-    me = os.getpid()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if ppid == me and comm == name[:15]:
-            found.append(int(entry.name))
-    return found
 
 
 RX_CASE = """
@@ -172,20 +150,7 @@ def test_injected_faults_are_counted_exactly(kind, seed, write_case, sim_rig):
 def test_killed_simulator_gives_an_error_verdict_naming_it(write_case, sim_rig):
     before_rings = ring_handles()
     [case] = write_case(RX_CASE.format(kind="shm").replace("duration: 2 s", "duration: 5 s"))
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="test")))
-    worker.start()
-    deadline = time.monotonic() + 5
-    pids: list[int] = []
-    while not pids and time.monotonic() < deadline:
-        time.sleep(0.05)
-        pids = child_pids()
-    assert pids, "simulator never started"
-    time.sleep(0.8)
-    os.kill(pids[0], signal.SIGKILL)
-    worker.join(timeout=15)
-    assert not worker.is_alive(), "the run hung after the simulator died"
-    result = box["r"]
+    result = run_killing_the_simulator(case, sim_rig, run_id="test")
     assert result.verdict == "ERROR"
     assert "simulator" in result.message and "SIGKILL" in result.message
     assert result.message.startswith("ERROR (device)")

@@ -5,17 +5,13 @@ metrics, the evidence and the outbox line; kill -9 of the simulator on each path
 ERROR (device) naming it; a TX host that stalls makes the simulator count underruns."""
 from __future__ import annotations
 
-import os
 import re
-import signal
 import socket
-import threading
 import time
 
 import pytest
 
-from hostlib.tests.conftest import requires_native, skip_unless_required
-from hostlib.tests.test_engine_sim import child_pids
+from hostlib.tests.conftest import child_pids, requires_native, run_killing_the_simulator, skip_unless_required
 
 pytestmark = requires_native
 
@@ -105,24 +101,9 @@ def test_all_faults_together(write_case, sim_rig, device, transport):
 @pytest.mark.parametrize("transport", ["udp", "shm"])
 @pytest.mark.parametrize("device", ["dut", "soapy_sim"])
 def test_killed_simulator_is_a_device_error_on_every_path(write_case, sim_rig, device, transport):
-    from hostlib.engine import run_case
-
     _soapy_ready(device)
     case = _case(write_case, device, transport, duration="4 s")
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="kill")))
-    worker.start()
-    deadline = time.monotonic() + 5
-    pids: list[int] = []
-    while not pids and time.monotonic() < deadline:
-        time.sleep(0.05)
-        pids = child_pids()
-    assert pids, "simulator never started"
-    time.sleep(0.8)
-    os.kill(pids[0], signal.SIGKILL)
-    worker.join(timeout=15)
-    assert not worker.is_alive(), "the run hung after the simulator died"
-    r = box["r"]
+    r = run_killing_the_simulator(case, sim_rig, run_id="kill")
     assert r.verdict == "ERROR" and r.error_kind == "device", r.message
     assert r.message.startswith("ERROR (device)"), r.message
     if device == "dut":

@@ -229,8 +229,13 @@ class HilrigDevice : public SoapySDR::Device {
       if (s->channels[i] != i)
         throw std::invalid_argument("hilrig: channels must be 0..N-1 in order (the simulator interleaves them)");
     if (s->channels.size() > kMaxChannels) throw std::invalid_argument("hilrig: at most 4 channels");
+    // SoapyRemote's server hands the device the client's stream args with its own
+    // remote:* keys (mtu, window, prot, format): those are the network's, not ours.
+    std::map<std::string, std::string> own;
+    for (const auto& [key, value] : args)
+      if (key.rfind("remote:", 0) != 0) own.emplace(key, value);
     try {
-      s->sim = hilrig::sim_config_from_args(std::map<std::string, std::string>(args.begin(), args.end()),
+      s->sim = hilrig::sim_config_from_args(own,
                                             direction == SOAPY_SDR_RX ? hilrig::Direction::rx : hilrig::Direction::tx,
                                             unsigned(s->channels.size()), rate_sps_, master_clock_hz_);
     } catch (const std::invalid_argument& e) {
