@@ -5,6 +5,7 @@ same layout (docs/architecture.md, "Build outputs").
     hostlib/_native*.so         the pybind11 module
     hostlib/bin/hilrig-sim      the simulator; hilrig-bench, the bench's native half
     hostlib/rigs/sim.yaml       the default rig
+    hostlib/report_templates/   the HTML report's Jinja2 templates (reports/templates)
     hostlib/soapy_modules/      the SoapySDR module driver=hilrig (wheel only)
 """
 from __future__ import annotations
@@ -29,3 +30,8 @@ def packaged_rig(name: str) -> Path:
 def packaged_soapy_modules() -> Path | None:
     path = PACKAGE_DIR / "soapy_modules"
     return path if path.is_dir() else None
+
+
+def packaged_report_templates() -> Path:
+    """hostlib/report_templates (may be missing in a tree that was never built)."""
+    return PACKAGE_DIR / "report_templates"

@@ -11,16 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from .._exceptions import InfrastructureError
+from .._installed import packaged_report_templates
 from . import plots, tables
 from .model import CaseView, RunView, finite, is_failure, load_run, verdict_group, verdict_rank
 from .tables import axis_label, key_metric_rows, sweeps, threshold_rows
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def templates_dir() -> Path:
-    """reports/templates of the checkout ($HILRIG_REPORT_TEMPLATES overrides)."""
-    return Path(os.environ.get("HILRIG_REPORT_TEMPLATES") or REPO / "reports" / "templates")
+    """The packaged reports/templates ($HILRIG_REPORT_TEMPLATES overrides)."""
+    return Path(os.environ.get("HILRIG_REPORT_TEMPLATES") or packaged_report_templates())
 
 
 _env = None
@@ -33,7 +32,8 @@ def environment():
 
         d = templates_dir()
         if not d.is_dir():
-            raise InfrastructureError(f"report templates not found in {d} (set HILRIG_REPORT_TEMPLATES)")
+            raise InfrastructureError(f"report templates not found in {d} "
+                                      "(build the package: make build, or set HILRIG_REPORT_TEMPLATES)")
         _env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(d)), autoescape=True,
                                   undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         _env.filters["verdict_class"] = verdict_class

@@ -74,3 +74,8 @@ def test_hilrig_run_outside_the_repo(installed, tmp_path):
     assert run.returncode == 0, out
     assert out.count("PASS") >= 3, out
     assert list((lab / "results" / "outbox").glob("*.lp")), "no results in the lab directory's outbox"
+    # the run's HTML report, from the templates the wheel carries (not the checkout's)
+    assert "report templates not found" not in out, out
+    reports = list((lab / "results" / "reports").glob("*.html"))
+    assert len(reports) == 1, out
+    assert "RX UDP" in reports[0].read_text(), "the report does not show the run's cases"
