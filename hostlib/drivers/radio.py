@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .._exceptions import DeviceAbsent, DeviceError
+from .._exceptions import DeviceAbsent, DeviceError, DeviceSilent
 from ..engine.measure import silence_error
 from .base import Driver, Snapshot
 
@@ -116,7 +116,7 @@ class RadioDriver(Driver):
         snap = self._snapshot()
         silent = silence_error(self.case, snap)
         if silent:
-            raise DeviceError(f"{self.library} device {self.describe()!r} {silent}")
+            raise DeviceSilent(f"{self.library} device {self.describe()!r} {silent}", snapshot=snap)
         return snap
 
     def stop(self) -> Snapshot:

@@ -78,9 +78,17 @@ def _measured(d: dict, key: str) -> float | None:
 
 
 def silence_limit_s(case: Any) -> float:
-    """How long a stream may stay silent mid-run before the device counts as dead."""
+    """How long a stream may stay silent mid-run before the device counts as dead:
+    derived from the interval at which a live stream delivers, so a slow stream (low
+    rate, large frames) is never flagged. Over USB a packed IN transfer completes only
+    when full, so the delivery unit is the transfer (docs/usb.md), not the frame."""
+    frames_per_delivery = 1
+    t = getattr(case, "transport", None)
+    if t is not None and t.kind == "usb":
+        transfer_bytes = int(t.options.get("transfer_bytes") or t.frame_bytes)   # resolved by the loader
+        frames_per_delivery = max(1, transfer_bytes // int(t.frame_bytes))
     frame_period_s = case.samples_per_frame / float(case.rate_sps)
-    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frame_period_s)
+    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frames_per_delivery * frame_period_s)
 
 
 def silence_error(case: Any, snap: Snapshot) -> str | None:
