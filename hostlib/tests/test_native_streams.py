@@ -93,7 +93,7 @@ def throughput_ratio(st, rate_sps, samples_per_frame):
 
 @pytest.mark.parametrize("kind", ["udp", "shm"])
 def test_rx_10msps_two_seconds_complete(sim, kind):
-    st, ss, _ = run_rx(sim, kind, 10e6, 8000, 2.0)
+    st, ss, _ = run_rx(sim, kind, 10e6, 8000, 2.0, fifo_frames=4096)   # 3 s: a stalled sender cannot overflow
     spf = (8000 - 48) // 4
     assert st["eob_received"]
     assert st["missing_frames"] == 0 and st["seq_errors"] == 0 and st["overruns"] == 0
