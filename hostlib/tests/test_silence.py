@@ -19,8 +19,8 @@ from hostlib.tests.test_engine_sim import child_pids
 
 pytestmark = requires_native
 
-TRANSPORTS = {
-    "udp": "{kind: udp, frame_bytes: 4048}",
+TRANSPORTS = {   # a UDP socket buffer of 2.5 s at 20 MB/s: a host stalled by a busy machine drops nothing
+    "udp": "{kind: udp, frame_bytes: 4048, socket_buffer: 96 MiB}",
     "shm": "{kind: shm, frame_bytes: 4048}",
     "usb": "{kind: usb, link: usb2, frame_bytes: 4096, transfer_bytes: 8 KiB, transfers: 8}",
 }
@@ -66,13 +66,13 @@ def test_stopped_simulator_is_a_device_error_within_the_bound(write_case, sim_ri
     # It names the device and what happened.
     assert f"simulator hilrig-sim (pid {pids[0]}, stopped by a signal) received no samples for" in r.message, r.message
     silent_s = float(re.search(r"received no samples for ([0-9.]+) s mid-run", r.message).group(1))
-    assert limit_s < silent_s <= limit_s + 0.5, r.message          # noticed at the bound, not at a 10 s timeout
+    assert limit_s <= silent_s <= limit_s + 0.5, r.message   # (printed to 10 ms)          # noticed at the bound, not at a 10 s timeout
     assert ended <= limit_s + 3.0, f"the run ended {ended:.2f} s after the simulator went silent"
     # What was measured before the silence is kept, the silence is its longest gap.
     m = r.metrics
     assert m["samples_received"] >= 5e6 * 1.0, m
     assert m["missing_frames"] == 0 and m["pattern_errors"] == 0, m
-    assert limit_s < m["longest_gap_s"] <= silent_s + 0.05, m
+    assert limit_s < m["longest_gap_s"] <= silent_s + 0.05, m   # the silence, to the moment it was noticed
     assert child_pids() == [], "simulator process leaked"
 
 
