@@ -24,13 +24,13 @@ from typing import Any
 from .._exceptions import ConfigError, DeviceError, DeviceSilent, InfrastructureError
 from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
-from ..engine.measure import silence_error
+from ..engine.measure import SILENCE_CONFIRM_S, SilenceWatch
 from ..transports import native, sim_config
 from ..transports.usb import MAX_PACKET_BYTES
 from .base import Driver, Snapshot, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
-WATCHDOG_PERIOD_S = 0.05   # how often a stream's silence is checked while a control answer is awaited
+WATCHDOG_PERIOD_S = SILENCE_CONFIRM_S   # how often a stream's silence is checked while a control answer is awaited
 
 
 def find_sim_binary() -> str:
@@ -200,6 +200,7 @@ class SimDriver(Driver):
         self.effective_config: dict = {}
         self.fault_plan: dict = {}
         self.case: Any = None
+        self._silence: SilenceWatch | None = None
         self._device_stats: dict = {}   # the simulator's last answered stats
 
     def open(self) -> None:
@@ -215,6 +216,7 @@ class SimDriver(Driver):
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         nat = native()
         self.case = case
+        self._silence = SilenceWatch(case)
         sim_cfg = sim_config(case, getattr(self.device, "fifo_frames", None))
         cfg = {k: v for k, v in sim_cfg.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
         self._config = cfg
@@ -304,10 +306,10 @@ class SimDriver(Driver):
         """DeviceSilent when the stream has been silent longer than the bound of the radio
         path (measure.silence_limit_s, one rule for every driver), judged from the host's
         own counters, so a simulator that stopped answering is caught too."""
-        if self.case is None or self.sim is None:
+        if self._silence is None or self.sim is None:
             return
         snap = self._usb_snapshot(self._device_stats) if self.usb is not None else self._snapshot(self._device_stats)
-        silent = silence_error(self.case, snap)
+        silent = self._silence.check(snap)
         if silent:
             raise DeviceSilent(f"{self.sim.describe()} {silent}", snapshot=snap)
 
@@ -317,6 +319,9 @@ class SimDriver(Driver):
             if error:  # the engine saw the device go (or a transfer fail) first
                 raise DeviceError(error)
         self._check_silence()
+        if self._silence is not None and self._silence.suspect:
+            time.sleep(SILENCE_CONFIRM_S)   # the second look, before a request a stopped simulator never answers
+            self._check_silence()
         answer = self.sim.request("stats", watchdog=self._check_silence)["stats"]
         return self._usb_snapshot(answer) if self.usb is not None else self._snapshot(answer)
 

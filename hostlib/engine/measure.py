@@ -109,6 +109,36 @@ def silence_error(case: Any, snap: Snapshot) -> str | None:
     return None
 
 
+SILENCE_CONFIRM_S = 0.05   # the second look at a silence, after the host's own threads have had time to run
+
+
+class SilenceWatch:
+    """silence_error, confirmed by a second look: a silence counts only when a later
+    check (at least SILENCE_CONFIRM_S on) still sees the same last frame. A machine-wide
+    stall freezes the host's receiver as well as the check, and when both run again the
+    receiver drains the backlog at once: that is a busy host, not a silent device."""
+
+    def __init__(self, case: Any):
+        self.case = case
+        self._suspect: tuple[Any, Any] | None = None
+
+    @property
+    def suspect(self) -> bool:
+        """A silence was seen once and awaits its second look."""
+        return self._suspect is not None
+
+    def check(self, snap: Snapshot) -> str | None:
+        silent = silence_error(self.case, snap)
+        if not silent:
+            self._suspect = None
+            return None
+        mark = (snap.host_rx.get("last_frame_ns"), snap.host_tx.get("last_send_ns"))
+        if self._suspect != mark:
+            self._suspect = mark
+            return None
+        return silent
+
+
 def received_payload_bytes(case: Any, snap: Snapshot) -> float:
     """Payload bytes that reached the receiving end of the case's stream."""
     if case.direction == "tx":
