@@ -143,3 +143,44 @@ def test_a_busy_host_is_not_a_silent_device(write_case):
     assert watch.check(Snapshot(host_rx={"last_frame_ns": 3 * s}, taken_ns=int(4.1 * s))) is None
     silent = watch.check(Snapshot(host_rx={"last_frame_ns": 3 * s}, taken_ns=int(4.15 * s)))
     assert silent and "received no samples for 1.15 s mid-run" in silent
+
+
+def test_stopped_simulator_on_a_tx_stream_is_a_device_error(write_case, sim_rig):
+    """TX over shm: a stopped simulator takes nothing, the ring fills, the host's sends
+    stop being accepted: "accepted no samples", within the same bound."""
+    [case] = write_case("""
+        name: silent simulator, tx over shm
+        device: dut
+        direction: tx
+        master_clock: 100 MHz
+        interpolation: 20
+        transport: {kind: shm, frame_bytes: 4048}
+        warmup: 200 ms
+        duration: 6 s
+    """)
+    limit_s = silence_limit_s(case)
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="silence-tx")))
+    worker.start()
+    deadline = time.monotonic() + 5
+    pids: list[int] = []
+    while not pids and time.monotonic() < deadline:
+        time.sleep(0.05)
+        pids = child_pids()
+    assert pids, "simulator never started"
+    time.sleep(1.5)
+    os.kill(pids[0], signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        worker.join(timeout=limit_s + 8)
+    finally:
+        if worker.is_alive():
+            os.kill(pids[0], signal.SIGCONT)
+    assert not worker.is_alive(), "the run hung on a silent simulator"
+    r = box["r"]
+    assert r.verdict == "ERROR" and r.error_kind == "device", r.message
+    assert f"simulator hilrig-sim (pid {pids[0]}, stopped by a signal) accepted no samples for" in r.message, r.message
+    # The ring absorbs what was in flight before the sends block: the bound plus that.
+    assert time.monotonic() - stopped <= limit_s + 3.0
+    assert r.metrics["samples_received"] > 0, r.metrics
+    assert child_pids() == [], "simulator process leaked"
