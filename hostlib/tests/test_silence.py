@@ -73,6 +73,11 @@ def test_stopped_simulator_is_a_device_error_within_the_bound(write_case, sim_ri
     assert m["samples_received"] >= 5e6 * 1.0, m
     assert m["missing_frames"] == 0 and m["pattern_errors"] == 0, m
     assert limit_s < m["longest_gap_s"] <= silent_s + 0.05, m   # the silence, to the moment it was noticed
+    # ... and travels with the ERROR result: the evidence and the outbox line.
+    from hostlib.results.lineprotocol import result_lines
+
+    assert r.to_dict()["metrics"]["samples_received"] == m["samples_received"]
+    assert "samples_received=" in result_lines(r)[0] and "longest_gap_s=" in result_lines(r)[0], result_lines(r)[0]
     assert child_pids() == [], "simulator process leaked"
 
 
