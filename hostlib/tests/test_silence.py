@@ -65,7 +65,9 @@ def test_stopped_simulator_is_a_device_error_within_the_bound(write_case, sim_ri
     assert r.message.startswith("ERROR (device)"), r.message
     # It names the device and what happened.
     assert f"simulator hilrig-sim (pid {pids[0]}, stopped by a signal) received no samples for" in r.message, r.message
-    silent_s = float(re.search(r"received no samples for ([0-9.]+) s mid-run", r.message).group(1))
+    found = re.search(r"received no samples for ([0-9.]+) s mid-run", r.message)
+    assert found, r.message
+    silent_s = float(found.group(1))
     assert limit_s <= silent_s <= limit_s + 0.5, r.message   # at the bound (printed to 10 ms), not at a 10 s timeout
     assert ended <= limit_s + 3.0, f"the run ended {ended:.2f} s after the simulator went silent"
     # What was measured before the silence is kept, the silence is its longest gap.
