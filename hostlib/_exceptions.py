@@ -8,6 +8,7 @@
     │       └── DeviceNotAttached  the rig lists the device but it is not there (unplugged,
     │                              switched off): SKIP, or ERROR (device) when devices are required
     └── DeviceError            the device (or simulator) failed or vanished mid-run
+        └── DeviceSilent       ... went silent mid-run for longer than the silence bound
 
 A threshold that a measurement misses is *not* an exception: it is data in the
 verdict (see hostlib.engine.verdict). The engine maps the classes once to the
@@ -73,6 +74,16 @@ class DeviceError(HilrigError):
     """The device or simulator failed or vanished while the case ran."""
 
     exit_code = 4
+
+
+class DeviceSilent(DeviceError):
+    """The device sent (RX) or accepted (TX) nothing for longer than the silence bound
+    (hostlib.engine.measure.silence_limit_s). `snapshot` holds the counters at the
+    moment it was noticed, so what was measured before the silence is kept."""
+
+    def __init__(self, message: str, snapshot: object = None):
+        super().__init__(message)
+        self.snapshot = snapshot
 
 
 class DeviceNotAttached(DeviceAbsent):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .._exceptions import DeviceAbsent, DeviceError
-from ..engine.measure import silence_error
+from .._exceptions import DeviceAbsent, DeviceError, DeviceSilent
+from ..engine.measure import SILENCE_CONFIRM_S, SilenceWatch
 from .base import Driver, Snapshot
 
 # Rig `args` keys that configure the rig (this driver, the device lock) rather than
@@ -80,6 +80,7 @@ class RadioDriver(Driver):
         self.case: Any = None
         self.configured: dict = {}
         self._info: dict = {}
+        self._silence: SilenceWatch | None = None
 
     def describe(self) -> str:
         """How the device is named in messages (its args string)."""
@@ -114,9 +115,16 @@ class RadioDriver(Driver):
 
     def poll(self) -> Snapshot:
         snap = self._snapshot()
-        silent = silence_error(self.case, snap)
+        if self._silence is None:
+            self._silence = SilenceWatch(self.case)
+        watch = self._silence
+        silent = watch.check(snap)
+        if watch.suspect and not silent:
+            time.sleep(SILENCE_CONFIRM_S)   # the second look (a busy host is not a silent device)
+            snap = self._snapshot()
+            silent = watch.check(snap)
         if silent:
-            raise DeviceError(f"{self.library} device {self.describe()!r} {silent}")
+            raise DeviceSilent(f"{self.library} device {self.describe()!r} {silent}", snapshot=snap)
         return snap
 
     def stop(self) -> Snapshot:

@@ -8,6 +8,7 @@ is the native core, the same code every other driver uses.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -17,16 +18,20 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from .._exceptions import ConfigError, DeviceError, InfrastructureError
+from .._exceptions import ConfigError, DeviceError, DeviceSilent, InfrastructureError
 from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
+from ..engine.measure import SILENCE_CONFIRM_S, SilenceWatch
 from ..transports import native, sim_config
 from ..transports.usb import MAX_PACKET_BYTES
 from .base import Driver, Snapshot, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
+WATCHDOG_PERIOD_S = SILENCE_CONFIRM_S   # how often a stream's silence is checked while a control answer is awaited
 
 
 def find_sim_binary() -> str:
@@ -76,6 +81,18 @@ class SimProcess:
     def pid(self) -> int:
         return self.proc.pid
 
+    def describe(self) -> str:
+        """How the simulator is named in messages: binary, pid, and its state when it is
+        not running normally (stopped by a signal, a zombie)."""
+        state = ""
+        try:
+            stat = Path(f"/proc/{self.pid}/stat").read_text()
+            state = stat[stat.rindex(")") + 2]
+        except (OSError, ValueError, IndexError):
+            pass
+        how = {"T": ", stopped by a signal", "t": ", stopped by a tracer", "Z": ", a zombie"}.get(state, "")
+        return f"simulator hilrig-sim (pid {self.pid}{how})"
+
     def describe_exit(self) -> str:
         code = self.proc.poll()
         if code is None:
@@ -91,8 +108,11 @@ class SimProcess:
         tail = self._stderr.read()[-400:].decode(errors="replace").strip()
         return f"simulator hilrig-sim (pid {self.pid}) {how}" + (f"; its last words: {tail}" if tail else "")
 
-    def request(self, cmd: str, timeout_s: float = CONTROL_TIMEOUT_S, **fields: Any) -> dict:
-        """Send one command, wait for its one-line answer; DeviceError if the sim is gone."""
+    def request(self, cmd: str, timeout_s: float = CONTROL_TIMEOUT_S,
+                watchdog: Callable[[], None] | None = None, **fields: Any) -> dict:
+        """Send one command, wait for its one-line answer; DeviceError if the sim is gone.
+        watchdog: called every WATCHDOG_PERIOD_S while the answer is awaited (it raises
+        DeviceSilent when the stream has gone silent: a stopped simulator answers nothing)."""
         if self.proc.poll() is not None:
             raise DeviceError(f"{self.describe_exit()} (before {cmd!r})")
         line = json.dumps({"cmd": cmd, **fields}) + "\n"
@@ -108,9 +128,11 @@ class SimProcess:
             if remaining <= 0:
                 raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} "
                                   f"within {timeout_s:.0f} s")
-            if not self._sel.select(timeout=min(remaining, 0.5)):
+            if not self._sel.select(timeout=min(remaining, WATCHDOG_PERIOD_S if watchdog else 0.5)):
                 if self.proc.poll() is not None:
                     raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
+                if watchdog is not None:
+                    watchdog()
                 continue
             chunk = os.read(self._stdout.fileno(), 65536)
             if not chunk:
@@ -129,6 +151,8 @@ class SimProcess:
     def close(self) -> None:
         """Ask politely, then terminate, then kill; always reaps."""
         if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGCONT)  # a stopped simulator could not hear "quit"
             try:
                 self._stdin.write(b'{"cmd":"quit"}\n')
                 self._stdin.flush()
@@ -180,6 +204,9 @@ class SimDriver(Driver):
         self._config: dict = {}
         self.effective_config: dict = {}
         self.fault_plan: dict = {}
+        self.case: Any = None
+        self._silence: SilenceWatch | None = None
+        self._device_stats: dict = {}   # the simulator's last answered stats
 
     @property
     def _running(self) -> SimProcess:
@@ -205,6 +232,8 @@ class SimDriver(Driver):
         """rx_dest: the endpoint of a host receiver that is not this driver's own
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         nat = native()
+        self.case = case
+        self._silence = SilenceWatch(case)
         sim_cfg = sim_config(case, getattr(self.device, "fifo_frames", None))
         cfg = {k: v for k, v in sim_cfg.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
         self._config = cfg
@@ -279,6 +308,7 @@ class SimDriver(Driver):
         return started_ns
 
     def _snapshot(self, device_stats: dict) -> Snapshot:
+        self._device_stats = device_stats
         return Snapshot(
             host_rx=self.rx.stats() if self.rx is not None else {},
             host_tx=self.tx.stats() if self.tx is not None else {},
@@ -289,18 +319,34 @@ class SimDriver(Driver):
         stats = self.usb.stats()
         if stats.get("error"):
             raise DeviceError(stats["error"])
+        self._device_stats = device_stats
         rx = self._direction in ("rx", "loopback", "rx+tx")
         return Snapshot(host_rx=stats.get("rx", {}) if rx else {},
                         host_tx=stats.get("tx", {}) if self._direction != "rx" else {},
                         device={**device_stats, **stats.get("usb", {})})
+
+    def _check_silence(self) -> None:
+        """DeviceSilent when the stream has been silent longer than the bound of the radio
+        path (measure.silence_limit_s, one rule for every driver), judged from the host's
+        own counters, so a simulator that stopped answering is caught too."""
+        if self._silence is None or self.sim is None:
+            return
+        snap = self._usb_snapshot(self._device_stats) if self.usb is not None else self._snapshot(self._device_stats)
+        silent = self._silence.check(snap)
+        if silent:
+            raise DeviceSilent(f"{self.sim.describe()} {silent}", snapshot=snap)
 
     def poll(self) -> Snapshot:
         if self.usb is not None:
             error = self.usb.error()
             if error:  # the engine saw the device go (or a transfer fail) first
                 raise DeviceError(error)
-            return self._usb_snapshot(self._running.request("stats")["stats"])
-        return self._snapshot(self._running.request("stats")["stats"])
+        self._check_silence()
+        if self._silence is not None and self._silence.suspect:
+            time.sleep(SILENCE_CONFIRM_S)   # the second look, before a request a stopped simulator never answers
+            self._check_silence()
+        answer = self._running.request("stats", watchdog=self._check_silence)["stats"]
+        return self._usb_snapshot(answer) if self.usb is not None else self._snapshot(answer)
 
     def _stop_usb(self) -> Snapshot:
         if self._direction == "rx":

@@ -123,9 +123,17 @@ def _measured(d: dict, key: str) -> float | None:
 
 
 def silence_limit_s(case: Any) -> float:
-    """How long a stream may stay silent mid-run before the device counts as dead."""
+    """How long a stream may stay silent mid-run before the device counts as dead:
+    derived from the interval at which a live stream delivers, so a slow stream (low
+    rate, large frames) is never flagged. Over USB a packed IN transfer completes only
+    when full, so the delivery unit is the transfer (docs/usb.md), not the frame."""
+    frames_per_delivery = 1
+    t = getattr(case, "transport", None)
+    if t is not None and t.kind == "usb":
+        transfer_bytes = int(t.options.get("transfer_bytes") or t.frame_bytes)   # resolved by the loader
+        frames_per_delivery = max(1, transfer_bytes // int(t.frame_bytes))
     frame_period_s = case.samples_per_frame / float(case.rate_sps)
-    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frame_period_s)
+    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frames_per_delivery * frame_period_s)
 
 
 def silence_error(case: Any, snap: Snapshot) -> str | None:
@@ -144,6 +152,36 @@ def silence_error(case: Any, snap: Snapshot) -> str | None:
             return (f"{what} for {silent_s:.2f} s mid-run (a live device is silent at most "
                     f"{limit_s:g} s: max({SILENCE_LIMIT_S:g} s, {SILENCE_LIMIT_FRAMES} frame periods))")
     return None
+
+
+SILENCE_CONFIRM_S = 0.05   # the second look at a silence, after the host's own threads have had time to run
+
+
+class SilenceWatch:
+    """silence_error, confirmed by a second look: a silence counts only when a later
+    check (at least SILENCE_CONFIRM_S on) still sees the same last frame. A machine-wide
+    stall freezes the host's receiver as well as the check, and when both run again the
+    receiver drains the backlog at once: that is a busy host, not a silent device."""
+
+    def __init__(self, case: Any):
+        self.case = case
+        self._suspect: tuple[Any, Any] | None = None
+
+    @property
+    def suspect(self) -> bool:
+        """A silence was seen once and awaits its second look."""
+        return self._suspect is not None
+
+    def check(self, snap: Snapshot) -> str | None:
+        silent = silence_error(self.case, snap)
+        if not silent:
+            self._suspect = None
+            return None
+        mark = (snap.host_rx.get("last_frame_ns"), snap.host_tx.get("last_send_ns"))
+        if self._suspect != mark:
+            self._suspect = mark
+            return None
+        return silent
 
 
 def received_payload_bytes(case: Any, snap: Snapshot) -> float:

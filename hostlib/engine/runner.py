@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._exceptions import ConfigError, DeviceAbsent, DeviceError, DeviceNotAttached, HilrigError
+from .._exceptions import ConfigError, DeviceAbsent, DeviceError, DeviceNotAttached, DeviceSilent, HilrigError
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
@@ -210,7 +210,17 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
         if wake_ns > now:
             time.sleep((wake_ns - now) / 1e9)
         overdue()
-        cur = driver.poll()
+        try:
+            cur = driver.poll()
+        except DeviceSilent as exc:
+            # What was measured before the silence is kept; the window ends when the
+            # silence was noticed, so longest_gap_s holds the silence itself.
+            if isinstance(exc.snapshot, Snapshot):
+                result.metrics = measure.compute_metrics(
+                    case, started_ns=started_ns, window_start=window_start, window_end=exc.snapshot,
+                    final=exc.snapshot, cpu_s=measure.cpu_seconds() - cpu0, rcvbuf_errors=None,
+                    cpu_ticks=(ticks0, measure.cpu_busy_ticks()))
+            raise
         window_end = cur
         if cur.taken_ns >= next_ns or cur.taken_ns >= end_ns:
             row = measure.series_row(case, prev, cur, window_start.taken_ns)

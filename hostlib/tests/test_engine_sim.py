@@ -16,6 +16,18 @@ from .conftest import child_pids, requires_native, ring_handles, run_killing_the
 pytestmark = requires_native
 
 
+def run_sized_buffer(kind: str, rate_Bps: float, run_s: float) -> str:
+    """The transport knob that makes a UDP socket buffer hold the whole run (twice: the
+    kernel charges each datagram's buffer overhead), so a host that a busy machine stalls
+    for a while still loses nothing: every frame the counters miss is one the device
+    really did not send. shm needs none: a full ring holds the device back, its FIFO
+    buffers the stall."""
+    if kind != "udp":
+        return ""
+    mib = 1 << 20
+    return f", socket_buffer: {int(-(-2 * rate_Bps * run_s // mib))} MiB"
+
+
 RX_CASE = """
 name: RX 10 MS/s over {kind}
 device: dut
@@ -24,7 +36,7 @@ channels: 1
 format: sc16
 master_clock: 200 MHz
 decimation: 20
-transport: {{kind: {kind}, frame_bytes: 8048}}
+transport: {{kind: {kind}, frame_bytes: 8048{buffer}}}
 duration: 2 s
 warmup: 0.2 s
 pattern: counter
@@ -38,20 +50,33 @@ thresholds:
 @pytest.mark.parametrize("kind", ["udp", "shm"])
 def test_rx_10msps_two_seconds_is_clean(kind, write_case, sim_rig):
     before_rings = ring_handles()
-    [case] = write_case(RX_CASE.format(kind=kind))
+    [case] = write_case(RX_CASE.format(kind=kind, buffer=run_sized_buffer(kind, 40e6, 2.2)))
     assert case.rate_sps == pytest.approx(10e6)
-    result = run_case(case, sim_rig, run_id="test")
-    m = result.metrics
+    spf = (8048 - 48) // 4
+    stalls = []
+    for _attempt in range(3):
+        result = run_case(case, sim_rig, run_id="test")
+        m = result.metrics
+        # Nothing lost, every sample right: exact on every run, however busy the machine.
+        assert result.error is None, result.message
+        assert m["missing_frames"] == 0 and m["overruns"] == 0 and m["pattern_errors"] == 0, (result.message, m)
+        assert 1.9 <= m["duration_s"] <= 2.5
+        # The timing checks: >= 99.9 % of the rate over the window (2 ms in 2 s), and
+        # received and expected counting the same span (up to one frame and the arrival
+        # jitter at the span's ends). A host stall at a window edge, or a late first
+        # read, on a busy machine moves arrivals by more than that although nothing was
+        # lost; such a run (its longest gap or start-up measures the stall) runs again.
+        span_ok = abs(m["samples_expected"] - m["samples_received"]) <= 2 * spf + 5e-3 * m["samples_expected"]
+        if result.verdict == "PASS" and m["throughput_ratio"] >= 0.999 and span_ok:
+            break
+        stall_s = max(m["longest_gap_s"], m["time_to_first_sample_s"])
+        assert stall_s > 1e-3 * case.duration_s, f"timing off in a run without a stall: {result.message} {m}"
+        stalls.append(round(stall_s, 4))
+    else:
+        pytest.fail(f"3 runs stalled ({stalls} s): the machine is too busy for the 0.1 % timing checks")
     assert result.verdict == "PASS", (result.message, m)
-    assert m["missing_frames"] == 0
-    assert m["throughput_ratio"] >= 0.999
-    assert m["pattern_errors"] == 0
-    assert 1.9 <= m["duration_s"] <= 2.5
     # Every sample the window counted was really received: 2 s at 10 MS/s.
     assert m["samples_received"] >= 0.999 * 10e6 * 2
-    # Received and expected count the same span: nothing lost means they agree, up to
-    # one frame and the arrival jitter at the span's ends.
-    assert abs(m["samples_expected"] - m["samples_received"]) <= 2 * (8048 - 48) // 4 + 5e-3 * m["samples_expected"]
     assert len(result.series) >= 2
     assert child_pids() == [], "simulator process leaked"
     assert ring_handles() == before_rings, "shared-memory ring leaked"
@@ -118,7 +143,7 @@ device: dut
 direction: rx
 master_clock: 100 MHz
 decimation: 20
-transport: {{kind: {kind}, frame_bytes: 4048}}
+transport: {{kind: {kind}, frame_bytes: 4048{buffer}}}
 duration: 1 s
 faults: {{seed: {seed}, drop_frames: {drop}, corrupt_samples: {corrupt}}}
 """
@@ -127,29 +152,42 @@ faults: {{seed: {seed}, drop_frames: {drop}, corrupt_samples: {corrupt}}}
 @pytest.mark.parametrize("kind", ["udp", "shm"])
 @pytest.mark.parametrize("seed", [1, 7, 42])
 def test_injected_faults_are_counted_exactly(kind, seed, write_case, sim_rig):
-    # 40+ dropped frames: more samples than the span check's tolerance below, so that
-    # check shows the dropped frames' time is inside the span.
-    drop, corrupt = 40 + seed % 5, 5 + seed % 11
-    [case] = write_case(FAULT_CASE.format(kind=kind, seed=seed, drop=drop, corrupt=corrupt))
-    result = run_case(case, sim_rig, run_id="test")
-    m = result.metrics
+    # 500+ dropped frames (0.1 s of the stream): more samples than the span check's
+    # tolerance below, so that check shows the dropped frames' time is inside the span.
+    drop, corrupt = 500 + seed % 5, 5 + seed % 11
+    buffer = run_sized_buffer(kind, 20e6, 1.5)   # 5 MS/s sc16 for warm-up + 1 s: host drops cannot pose as faults
+    [case] = write_case(FAULT_CASE.format(kind=kind, seed=seed, drop=drop, corrupt=corrupt, buffer=buffer))
     samples_per_frame = (4048 - 48) // 4
-    assert result.error is None, result.message
-    assert m["missing_frames"] == drop
-    assert m["dropped_samples"] == drop * samples_per_frame
-    assert m["pattern_errors"] == corrupt
-    # Expected is the rate over the received span (arrival times), so it agrees with
-    # received + dropped up to the timing of the span's ends: the end-of-burst frame
-    # leaves when the stream is stopped, not when it is due.
-    tolerance = 2 * samples_per_frame + 5e-3 * m["samples_expected"]
-    assert tolerance < m["dropped_samples"]
-    assert abs(m["samples_expected"] - (m["samples_received"] + m["dropped_samples"])) <= tolerance
-    assert m["overruns"] == 0
+    distortions = []
+    for _attempt in range(3):
+        result = run_case(case, sim_rig, run_id="test")
+        m = result.metrics
+        # The counts are exact on every run, however busy the machine.
+        assert result.error is None, result.message
+        assert m["missing_frames"] == drop
+        assert m["dropped_samples"] == drop * samples_per_frame
+        assert m["pattern_errors"] == corrupt
+        assert m["overruns"] == 0
+        # Expected is the rate over the received span (arrival times), so it agrees with
+        # received + dropped up to the timing of the span's ends: the end-of-burst frame
+        # leaves when the stream is stopped, not when it is due, and on a busy machine a
+        # late first read or a stalled sender moves an end by as much as the run's own
+        # start-up time or longest gap (both measured in this run). A run distorted by
+        # more than the dropped frames' time cannot show where they lie: run again.
+        distortion_s = m["time_to_first_sample_s"] + m["longest_gap_s"]
+        tolerance = 2 * samples_per_frame + 5e-3 * m["samples_expected"] + distortion_s * case.rate_sps
+        if tolerance < m["dropped_samples"]:
+            break
+        distortions.append(round(distortion_s, 3))
+    else:
+        pytest.fail(f"3 runs had their timing distorted by {distortions} s (start-up + longest gap): "
+                    "more than the dropped frames' 0.1 s; the machine is too busy for the span check")
+    assert abs(m["samples_expected"] - (m["samples_received"] + m["dropped_samples"])) <= tolerance, (tolerance, m)
 
 
 def test_killed_simulator_gives_an_error_verdict_naming_it(write_case, sim_rig):
     before_rings = ring_handles()
-    [case] = write_case(RX_CASE.format(kind="shm").replace("duration: 2 s", "duration: 5 s"))
+    [case] = write_case(RX_CASE.format(kind="shm", buffer="").replace("duration: 2 s", "duration: 5 s"))
     result = run_killing_the_simulator(case, sim_rig, run_id="test")
     assert result.verdict == "ERROR"
     assert "simulator" in result.message and "SIGKILL" in result.message
@@ -159,7 +197,7 @@ def test_killed_simulator_gives_an_error_verdict_naming_it(write_case, sim_rig):
 
 
 def test_absent_device_is_a_skip_with_reason(write_case, sim_rig):
-    [case] = write_case(RX_CASE.format(kind="udp").replace("device: dut", "device: x310"))
+    [case] = write_case(RX_CASE.format(kind="udp", buffer="").replace("device: dut", "device: x310"))
     result = run_case(case, sim_rig, run_id="test")
     assert result.verdict == "SKIP"
     assert "x310" in result.message
@@ -167,7 +205,7 @@ def test_absent_device_is_a_skip_with_reason(write_case, sim_rig):
 
 def test_host_socket_that_cannot_bind_is_an_infrastructure_error_naming_the_case(write_case, sim_rig):
     # 192.0.2.1 (TEST-NET-1) is on no interface here: the host receiver cannot bind it.
-    [case] = write_case(RX_CASE.format(kind="udp").replace(
+    [case] = write_case(RX_CASE.format(kind="udp", buffer="").replace(
         "frame_bytes: 8048}", "frame_bytes: 8048, host: 192.0.2.1}"))
     result = run_case(case, sim_rig, run_id="test")
     assert result.verdict == "ERROR" and result.error_kind == "infrastructure", result.message
@@ -177,7 +215,7 @@ def test_host_socket_that_cannot_bind_is_an_infrastructure_error_naming_the_case
 
 def test_bad_reference_duration_is_the_case_verdict_not_an_exception(write_case, sim_rig, monkeypatch):
     monkeypatch.setenv("HILRIG_REFERENCE_DURATION", "ten")
-    [case] = write_case(RX_CASE.format(kind="udp") + "tags: [reference]\n")
+    [case] = write_case(RX_CASE.format(kind="udp", buffer="") + "tags: [reference]\n")
     result = run_case(case, sim_rig, run_id="test")
     assert result.verdict == "ERROR", result.message
     assert "HILRIG_REFERENCE_DURATION='ten'" in result.message, result.message

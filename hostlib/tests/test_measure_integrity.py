@@ -105,8 +105,9 @@ def test_fault_placement_rule(faults, run_s, rate, spf, fits, most):
 ])
 @pytest.mark.parametrize("frame_bytes", [48 + 4 * 5, 8000])
 def test_the_python_fault_rule_is_the_simulators(faults, frame_bytes):
-    """fault_fit (validation) states the placement rule of the core's FaultPlan (without a
-    window): the same faulted frames, and a run needs exactly up to its last fault's successor."""
+    """fault_fit (validation, the core's FaultPlan::fit_run) and the capacity the simulator's
+    FaultPlan places by (without a window) agree: the same faulted frames, and a run needs
+    exactly up to its last fault's successor."""
     from hostlib.transports import complete_config, native
 
     cfg = complete_config({"frame_bytes": frame_bytes, "transport": {"kind": "udp"}, "faults": faults}, sim=True)

@@ -93,14 +93,25 @@ def throughput_ratio(st, rate_sps, samples_per_frame):
 
 @pytest.mark.parametrize("kind", ["udp", "shm"])
 def test_rx_10msps_two_seconds_complete(sim, kind):
-    st, ss, _ = run_rx(sim, kind, 10e6, 8000, 2.0)
     spf = (8000 - 48) // 4
-    assert st["eob_received"]
-    assert st["missing_frames"] == 0 and st["seq_errors"] == 0 and st["overruns"] == 0
-    assert st["pattern_errors"] == 0 and st["malformed_frames"] == 0
-    assert st["frames_received"] == ss["frames_sent"]
-    assert st["samples_received"] == ss["samples_sent"]
-    assert throughput_ratio(st, 10e6, spf) >= 0.999
+    stalls = []
+    for _attempt in range(3):
+        st, ss, _ = run_rx(sim, kind, 10e6, 8000, 2.0, fifo_frames=4096)   # 3 s: a stalled sender cannot overflow
+        # Exact on every run, however busy the machine.
+        assert st["eob_received"]
+        assert st["missing_frames"] == 0 and st["seq_errors"] == 0 and st["overruns"] == 0
+        assert st["pattern_errors"] == 0 and st["malformed_frames"] == 0
+        assert st["frames_received"] == ss["frames_sent"]
+        assert st["samples_received"] == ss["samples_sent"]
+        # Arrival timing: >= 99.9 % of the rate over the span (2 ms in 2 s). A stall at the
+        # span's end on a busy machine moves arrivals by more; such a run (its longest gap
+        # measures the stall) runs again.
+        if throughput_ratio(st, 10e6, spf) >= 0.999:
+            break
+        assert st["longest_gap_ns"] > 2e6, f"throughput {throughput_ratio(st, 10e6, spf):.4f} without a stall"
+        stalls.append(st["longest_gap_ns"] / 1e9)
+    else:
+        pytest.fail(f"3 runs stalled ({stalls} s): the machine is too busy for the 0.1 % timing check")
     assert st["samples_received"] >= 0.99 * 2.0 * 10e6
     assert 0 < st["latency_p50_ns"] <= st["latency_p99_ns"] <= st["latency_max_ns"]
 

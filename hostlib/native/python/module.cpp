@@ -101,6 +101,14 @@ PYBIND11_MODULE(_native, m) {
                       {"fits", cap.fits()}});
   }, py::arg("sim_config"),
      "How many faulty frames the config's faults need and its faults.window_frames holds (docs/architecture.md).");
+  m.def("fault_fit", [](const py::dict& faults, std::uint32_t samples_per_frame, std::uint64_t frames_in_run) {
+    const auto fit = hilrig::FaultPlan::fit_run(hilrig::faults_from_json(to_json(faults)), samples_per_frame, frames_in_run);
+    return from_json({{"faulted_frames", fit.faulted_frames}, {"frames_in_run", fit.frames_in_run},
+                      {"placeable_max", fit.placeable_max}, {"frames_needed", fit.frames_needed},
+                      {"fits", fit.fits()}});
+  }, py::arg("faults"), py::arg("samples_per_frame"), py::arg("frames_in_run"),
+     "Whether a run of frames_in_run frames holds every fault placed compactly (FaultPlan::fit_run): "
+     "validation's rule, so a case never comes out silently short.");
 
   m.def(
       "encode_frame",

@@ -10,13 +10,32 @@
 namespace hilrig {
 
 FaultPlan::Capacity FaultPlan::capacity(const FaultSpec& f, const StreamConfig& cfg) {
+  return capacity(f, cfg.samples_per_frame());
+}
+
+FaultPlan::Capacity FaultPlan::capacity(const FaultSpec& f, std::uint32_t samples_per_frame) {
   Capacity c;
-  c.corrupt_samples_per_frame = std::min<std::uint32_t>(cfg.samples_per_frame(), 8);
+  c.corrupt_samples_per_frame = std::max<std::uint32_t>(1, std::min<std::uint32_t>(samples_per_frame, 8));
   const std::uint64_t corrupt_frames = (f.corrupt_samples + c.corrupt_samples_per_frame - 1) / c.corrupt_samples_per_frame;
   c.slots_needed = f.drop_frames + f.duplicate_frames + f.reorder_frames + corrupt_frames + (f.stall_ms ? 1 : 0);
-  c.slots_available = f.window_frames ? window_slots(f.window_frames) : std::max<std::uint64_t>(2 * c.slots_needed, 32);
+  c.slots_available = f.window_frames ? window_slots(f.window_frames)
+                                      : std::max<std::uint64_t>(kSlotsPerFault * c.slots_needed, kMinCompactSlots);
   c.last_seq = c.slots_available ? 16 + 4 * (c.slots_available - 1) + 1 : 0;
   return c;
+}
+
+FaultPlan::RunFit FaultPlan::fit_run(const FaultSpec& f, std::uint32_t samples_per_frame, std::uint64_t frames_in_run) {
+  FaultSpec compact = f;
+  compact.window_frames = 0;
+  const Capacity c = capacity(compact, samples_per_frame);
+  RunFit r;
+  r.faulted_frames = c.slots_needed;
+  r.frames_in_run = frames_in_run;
+  // The compact pool (max(2 x faults, 32) slots) must lie inside the run's slots.
+  const std::uint64_t slots_in_run = window_slots(frames_in_run);
+  r.placeable_max = slots_in_run >= kMinCompactSlots ? slots_in_run / kSlotsPerFault : 0;
+  r.frames_needed = c.slots_needed ? c.last_seq + 1 : 0;
+  return r;
 }
 
 FaultPlan FaultPlan::make(const FaultSpec& f, const StreamConfig& cfg) {

@@ -2,6 +2,7 @@
 // the window, and the cursor that makes a fault-free frame cost one compare.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -93,6 +94,29 @@ TEST(FaultPlan, WindowBoundsPlacementAndRefusesWhatDoesNotFit) {
     EXPECT_NE(std::string(e.what()).find("22 faulty frames"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("at most 21"), std::string::npos) << e.what();
   }
+}
+
+TEST(FaultPlan, FitRunHoldsTheCompactPlanExactly) {
+  // Validation's rule (fit_run) and the plan the simulator makes agree: a run of
+  // frames_needed frames holds every fault of the compact plan, one frame less does not.
+  hilrig::FaultSpec f;
+  f.drop_frames = 20;
+  f.reorder_frames = 5;
+  f.corrupt_samples = 17;  // 3 frames of up to 8 samples
+  const auto fit = hilrig::FaultPlan::fit_run(f, cfg().samples_per_frame(), 1000);
+  EXPECT_EQ(fit.faulted_frames, 28u);
+  EXPECT_EQ(fit.frames_needed, 16u + 4u * (2u * 28u - 1u) + 2u);  // 56 slots, the last one's successor
+  EXPECT_TRUE(fit.fits());
+  EXPECT_EQ(fit.placeable_max, hilrig::FaultPlan::window_slots(1000) / 2);
+  std::uint64_t last = 0;
+  const auto plan = hilrig::FaultPlan::make(f, cfg());
+  for (const auto& e : plan.entries()) last = std::max(last, e.seq + 1);
+  EXPECT_LT(last, fit.frames_needed);
+  EXPECT_TRUE(hilrig::FaultPlan::fit_run(f, cfg().samples_per_frame(), fit.frames_needed).fits());
+  EXPECT_FALSE(hilrig::FaultPlan::fit_run(f, cfg().samples_per_frame(), fit.frames_needed - 1).fits());
+  // Fewer than 32 slots in the run: nothing can be placed.
+  EXPECT_EQ(hilrig::FaultPlan::fit_run(f, cfg().samples_per_frame(), 100).placeable_max, 0u);
+  EXPECT_TRUE(hilrig::FaultPlan::fit_run(hilrig::FaultSpec{}, cfg().samples_per_frame(), 0).fits());
 }
 
 TEST(FaultPlan, StallIsForTheReceivingSideOnly) {

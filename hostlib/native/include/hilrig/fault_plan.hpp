@@ -32,6 +32,21 @@ class FaultPlan {
     bool fits() const { return slots_needed <= slots_available; }
   };
   static Capacity capacity(const FaultSpec& f, const StreamConfig& cfg);
+  static Capacity capacity(const FaultSpec& f, std::uint32_t samples_per_frame);
+  static constexpr std::uint64_t kMinCompactSlots = 32;  // compact placement draws from at least this many slots
+  static constexpr std::uint64_t kSlotsPerFault = 2;     // ... or this many per faulty frame, when that is more
+
+  // Whether a run of frames_in_run frames holds every fault of f placed compactly (how
+  // the simulator places them with no window_frames): validation refuses a case whose
+  // faults would run past its last frame, and says the most that would fit.
+  struct RunFit {
+    std::uint64_t faulted_frames = 0;  // = Capacity::slots_needed
+    std::uint64_t frames_in_run = 0;
+    std::uint64_t placeable_max = 0;   // the most faulty frames such a run holds, all placed
+    std::uint64_t frames_needed = 0;   // frames a run needs to place all of f (last_seq + 1)
+    bool fits() const { return faulted_frames <= placeable_max; }
+  };
+  static RunFit fit_run(const FaultSpec& f, std::uint32_t samples_per_frame, std::uint64_t frames_in_run);
   static std::uint64_t window_slots(std::uint64_t window_frames) {
     return window_frames > 17 ? (window_frames - 17 + 3) / 4 : 0;
   }
