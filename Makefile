@@ -114,9 +114,13 @@ test: build influxdb lint test-native test-python test-robot test-firmware
 lint: venv
 	$(VENV)/bin/ruff check hostlib
 	$(VENV)/bin/mypy
+	@# a merge that left its conflict markers in any tracked file
+	@! git grep -n -E '^(<<<<<<<|>>>>>>>) ' -- . || { echo "merge conflict markers above"; exit 1; }
 
-test-native:
+test-native: test-gr-blocks
 	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure
+
+test-gr-blocks:
 	cd $(GR_BUILD) && ctest --output-on-failure --no-tests=error  # gr-hilrig QA + GRC load test
 
 test-python:
