@@ -39,6 +39,10 @@ class SoapyDriver(RadioDriver):
     name = "soapy"
     library = "SoapySDR"
 
+    def __init__(self, device: Any):
+        super().__init__(device)
+        self._last_sim_stats: dict = {}   # the simulator's last answered counters (driver=hilrig)
+
     def _args(self) -> str:
         args = dict(getattr(self.device, "args", {}) or {})
         if args.get("driver") == "hilrig" and "sim_binary" not in args:
@@ -119,7 +123,8 @@ class SoapyDriver(RadioDriver):
 
     def device_stats(self, stats: dict) -> dict:
         """The hilrig module reports the simulator's own counters as a sensor; a
-        simulator whose status cannot be read any more has died (DeviceError)."""
+        simulator whose status cannot be read any more has died (DeviceError); one that
+        does not answer in time keeps its last counters (the silence bound judges it)."""
         sensors = stats.get("sensors", {})
         sim = sensors.get("sim_stats")
         if not sim:
@@ -127,10 +132,15 @@ class SoapyDriver(RadioDriver):
                 raise DeviceError(f"SoapySDR device {self._args()!r}: its simulator is gone: {sensors['error']}")
             return {}
         try:
-            return json.loads(sim)
+            counters = json.loads(sim)
         except ValueError:
             raise DeviceError(f"SoapySDR device {self._args()!r} reported unreadable sim_stats: "
                               f"{sim[:200]!r}") from None
+        if "unanswered_ms" in counters:
+            # alive but not answering (stopped): the last counters stand, the silence bound judges
+            return self._last_sim_stats
+        self._last_sim_stats = counters
+        return counters
 
     def _simulated(self) -> bool:
         return (getattr(self.device, "args", {}) or {}).get("driver") == "hilrig"

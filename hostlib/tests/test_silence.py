@@ -4,6 +4,7 @@ the simulator and what happened; what was measured before it is kept, its gap
 counted to the moment it was noticed. A slow but alive stream is never flagged."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -191,3 +192,52 @@ def test_stopped_simulator_on_a_tx_stream_is_a_device_error(write_case, sim_rig)
     assert time.monotonic() - stopped <= limit_s + 3.0
     assert r.metrics["samples_received"] > 0, r.metrics
     assert child_pids() == [], "simulator process leaked"
+
+
+@pytest.mark.parametrize("kind", ["udp", "shm"])
+def test_stopped_simulator_behind_the_soapy_module_is_a_device_error(write_case, sim_rig, kind):
+    """The radio path: driver=hilrig's simulator stopped mid-run. The module's stats read
+    gives up after 1 s instead of holding the host for the 10 s control timeout, so the
+    same bound ends the case as ERROR (device) naming the SoapySDR device."""
+    from hostlib.tests.test_fault_matrix import _soapy_ready
+
+    _soapy_ready("soapy_sim")
+    [case] = write_case(f"""
+        name: silent simulator behind SoapySDR over {kind}
+        device: soapy_sim
+        direction: rx
+        master_clock: 100 MHz
+        decimation: 20
+        transport: {TRANSPORTS[kind]}
+        warmup: 200 ms
+        duration: 8 s
+        thresholds: {{missing_frames: "== 0"}}
+    """)
+    limit_s = silence_limit_s(case)
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="silence")))
+    worker.start()
+    deadline = time.monotonic() + 5
+    pids: list[int] = []
+    while not pids and time.monotonic() < deadline:
+        time.sleep(0.05)
+        pids = child_pids()
+    assert pids, "simulator never started"
+    time.sleep(1.5)
+    os.kill(pids[-1], signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        worker.join(timeout=limit_s + 10)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):   # reaped by the run's close
+                os.kill(pid, signal.SIGCONT)
+    ended = time.monotonic() - stopped
+    assert not worker.is_alive(), "the run hung on a silent simulator"
+    r = box["r"]
+    assert r.verdict == "ERROR" and r.error_kind == "device", r.message
+    assert r.message.startswith("ERROR (device)"), r.message
+    assert "SoapySDR device 'driver=hilrig" in r.message and "received no samples for" in r.message, r.message
+    # at the bound plus one timed-out stats read, not at the 10 s control timeout (twice)
+    assert ended <= limit_s + 4.0, f"the run ended {ended:.2f} s after the simulator went silent"
+    assert r.metrics["samples_received"] >= 5e6 * 1.0, r.metrics

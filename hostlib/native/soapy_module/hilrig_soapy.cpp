@@ -53,6 +53,10 @@ using nlohmann::json;
 namespace {
 
 constexpr std::size_t kMaxChannels = 4;
+// A live simulator answers a stats request within milliseconds; a stopped one must not
+// hold a stats read past the silence bound (1 s floor, docs/metrics.md),
+// so the host sees the silence and ends the case as ERROR (device).
+constexpr int kStatusTimeoutMs = 1000;
 
 std::string arg(const SoapySDR::Kwargs& a, const char* key, const std::string& dflt = "") {
   auto it = a.find(key);
@@ -177,7 +181,15 @@ class HilrigDevice : public SoapySDR::Device {
     return info;
   }
   std::string readSensor(const std::string& key) const override {
-    if (key == "sim_stats") return sim_->request({{"cmd", "stats"}})["stats"].dump();
+    if (key == "sim_stats") {
+      try {
+        return sim_->request({{"cmd", "stats"}}, kStatusTimeoutMs)["stats"].dump();
+      } catch (const std::runtime_error&) {
+        // Alive but not answering: no counters this time, the host's silence bound judges.
+        if (sim_->unanswered()) return json{{"unanswered_ms", kStatusTimeoutMs}}.dump();
+        throw;  // gone: the message says how it ended
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
     if (key == "sim_config") return effective_config_.dump();
     if (key == "rx_stats") {

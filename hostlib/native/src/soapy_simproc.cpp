@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -98,13 +99,25 @@ nlohmann::json SimProcess::request(nlohmann::json req, int timeout_ms) {
     p += n;
     left -= std::size_t(n);
   }
+  // A simulator that left a request unanswered (stopped) gets 1 s per further request,
+  // not the full timeout each: the stop and close after a silence stay bounded.
+  if (owed_answers_ > 0) timeout_ms = std::min(timeout_ms, 1000);
   const std::uint64_t deadline = now_ns() + std::uint64_t(timeout_ms) * 1000000ull;
   std::size_t nl;
-  while ((nl = buf_.find('\n')) == std::string::npos) {
+  for (;;) {
+    nl = buf_.find('\n');
+    if (nl != std::string::npos && owed_answers_ > 0) {  // a late answer to a timed-out request
+      buf_.erase(0, nl + 1);
+      --owed_answers_;
+      continue;
+    }
+    if (nl != std::string::npos) break;
     std::uint64_t t = now_ns();
-    if (t >= deadline)
+    if (t >= deadline) {
+      ++owed_answers_;
       throw std::runtime_error("simulator " + binary_ + " did not answer \"" + cmd + "\" within " +
                                std::to_string(timeout_ms) + " ms");
+    }
     pollfd pfd{from_child_, POLLIN, 0};
     int r = ::poll(&pfd, 1, int((deadline - t) / 1000000ull) + 1);
     if (r < 0 && errno == EINTR) continue;
@@ -132,6 +145,7 @@ nlohmann::json SimProcess::request(nlohmann::json req, int timeout_ms) {
 SimProcess::~SimProcess() {
   if (pid_ <= 0) return;
   if (!reaped_) {
+    kill(pid_, SIGCONT);  // a stopped simulator could not hear "quit"
     static const char quit[] = "{\"cmd\":\"quit\"}\n";
     ssize_t ignored = ::write(to_child_, quit, sizeof quit - 1);
     (void)ignored;

@@ -24,9 +24,16 @@ class SimProcess {
   SimProcess& operator=(const SimProcess&) = delete;
 
   // One request, one answer; throws std::runtime_error on {"ok":false}, a dead
-  // simulator or no answer within timeout_ms. Thread-safe.
+  // simulator or no answer within timeout_ms. Thread-safe. An answer that comes after
+  // its request timed out (a stopped simulator, continued) is skipped, never taken as
+  // the answer to a later request.
   nlohmann::json request(nlohmann::json req, int timeout_ms = 10000);
   pid_t pid() const { return pid_; }
+  // Alive but a request timed out and its answer has not come yet (e.g. stopped).
+  bool unanswered() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return owed_answers_ > 0 && !reaped_;
+  }
   const nlohmann::json& hello() const { return hello_; }
 
  private:
@@ -37,6 +44,7 @@ class SimProcess {
   std::string buf_, binary_;
   nlohmann::json hello_;
   bool reaped_ = false;
+  int owed_answers_ = 0;  // requests that timed out: their answers are still to come
   int status_ = 0;
 };
 
