@@ -57,9 +57,9 @@ def child_pids(name: str = "hilrig-sim") -> list[int]:
     return found
 
 
-def run_killing_the_simulator(case: Any, rig: Any, run_id: str) -> Any:
-    """run_case on a thread, its simulator SIGKILLed 0.8 s after it started; the result.
-    Fails if the simulator never starts or the run hangs after it died."""
+def run_in_background(case: Any, rig: Any, run_id: str) -> tuple[threading.Thread, dict, list[int]]:
+    """run_case on a thread: (the thread, a dict that gets the result as "r", the pids of
+    the simulator it started). Fails if no simulator starts within 5 s."""
     from hostlib.engine import run_case
 
     box: dict = {}
@@ -71,6 +71,13 @@ def run_killing_the_simulator(case: Any, rig: Any, run_id: str) -> Any:
         time.sleep(0.05)
         pids = child_pids()
     assert pids, "simulator never started"
+    return worker, box, pids
+
+
+def run_killing_the_simulator(case: Any, rig: Any, run_id: str) -> Any:
+    """run_case on a thread, its simulator SIGKILLed 0.8 s after it started; the result.
+    Fails if the simulator never starts or the run hangs after it died."""
+    worker, box, pids = run_in_background(case, rig, run_id)
     time.sleep(0.8)
     os.kill(pids[0], signal.SIGKILL)
     worker.join(timeout=15)

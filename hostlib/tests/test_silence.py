@@ -8,15 +8,13 @@ import contextlib
 import os
 import re
 import signal
-import threading
 import time
 
 import pytest
 
 from hostlib.engine import run_case
 from hostlib.engine.measure import SILENCE_LIMIT_S, silence_limit_s
-from hostlib.tests.conftest import requires_native
-from hostlib.tests.test_engine_sim import child_pids
+from hostlib.tests.conftest import child_pids, requires_native, run_in_background
 
 pytestmark = requires_native
 
@@ -42,15 +40,7 @@ def test_stopped_simulator_is_a_device_error_within_the_bound(write_case, sim_ri
     """)
     limit_s = silence_limit_s(case)
     assert limit_s == SILENCE_LIMIT_S   # 5 MS/s, 1000-sample frames (2 per usb transfer): the 1 s floor
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="silence")))
-    worker.start()
-    deadline = time.monotonic() + 5
-    pids: list[int] = []
-    while not pids and time.monotonic() < deadline:
-        time.sleep(0.05)
-        pids = child_pids()
-    assert pids, "simulator never started"
+    worker, box, pids = run_in_background(case, sim_rig, "silence")
     time.sleep(1.5)                      # well inside the 6 s window
     os.kill(pids[0], signal.SIGSTOP)     # alive, but it sends (and answers) nothing
     stopped = time.monotonic()
@@ -167,15 +157,7 @@ def test_stopped_simulator_on_a_tx_stream_is_a_device_error(write_case, sim_rig)
         duration: 6 s
     """)
     limit_s = silence_limit_s(case)
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="silence-tx")))
-    worker.start()
-    deadline = time.monotonic() + 5
-    pids: list[int] = []
-    while not pids and time.monotonic() < deadline:
-        time.sleep(0.05)
-        pids = child_pids()
-    assert pids, "simulator never started"
+    worker, box, pids = run_in_background(case, sim_rig, "silence-tx")
     time.sleep(1.5)
     os.kill(pids[0], signal.SIGSTOP)
     stopped = time.monotonic()
@@ -214,15 +196,7 @@ def test_stopped_simulator_behind_the_soapy_module_is_a_device_error(write_case,
         thresholds: {{missing_frames: "== 0"}}
     """)
     limit_s = silence_limit_s(case)
-    box: dict = {}
-    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="silence")))
-    worker.start()
-    deadline = time.monotonic() + 5
-    pids: list[int] = []
-    while not pids and time.monotonic() < deadline:
-        time.sleep(0.05)
-        pids = child_pids()
-    assert pids, "simulator never started"
+    worker, box, pids = run_in_background(case, sim_rig, "silence")
     time.sleep(1.5)
     os.kill(pids[-1], signal.SIGSTOP)
     stopped = time.monotonic()
