@@ -39,46 +39,19 @@ module cic_decim #(
     wire ce = !m_axis_tvalid || m_axis_tready;
     assign s_axis_tready = ce;
 
-    reg  [B_FULL-1:0] integ [0:N-1];
-    reg  [N-1:0]      integ_valid;
+    wire [B_FULL-1:0] x_ext = {{(B_FULL - B_IN){s_axis_tdata[B_IN-1]}}, s_axis_tdata};
+    wire [B_FULL-1:0] integ_data, comb_data;
+    wire              integ_valid;
     reg  [B_FULL-1:0] dec_data;
     reg               dec_valid;
     reg  [PHASE_BITS-1:0] phase;
-    reg  [B_FULL-1:0] comb [0:N-1];
-    reg  [N-1:0]      comb_valid;
-    reg  [B_FULL-1:0] delay [0:N*M-1];            // comb k's delay line: delay[k*M .. k*M+M-1]
 
-    wire [B_FULL-1:0] x_ext = {{(B_FULL - B_IN){s_axis_tdata[B_IN-1]}}, s_axis_tdata};
+    cic_stages #(.N(N), .W(B_FULL), .COMB(0)) u_integrators (.clk(clk), .rst(rst), .ce(ce),
+        .in_data(x_ext), .in_valid(s_axis_tvalid), .out_data(integ_data), .out_valid(integ_valid));
+    cic_stages #(.N(N), .W(B_FULL), .COMB(1), .M(M)) u_combs (.clk(clk), .rst(rst), .ce(ce),
+        .in_data(dec_data), .in_valid(dec_valid), .out_data(comb_data), .out_valid(m_axis_tvalid));
 
-    genvar k;
-    generate
-        for (k = 0; k < N; k = k + 1) begin : g_stage
-            wire              in_valid = (k == 0) ? (s_axis_tvalid) : integ_valid[k-1];
-            wire [B_FULL-1:0] in_data = (k == 0) ? x_ext : integ[k-1];
-            wire              c_in_valid = (k == 0) ? dec_valid : comb_valid[k-1];
-            wire [B_FULL-1:0] c_in_data = (k == 0) ? dec_data : comb[k-1];
-            integer j;
-            always @(posedge clk) begin
-                if (rst) begin
-                    integ[k] <= {B_FULL{1'b0}};
-                    integ_valid[k] <= 1'b0;
-                    comb[k] <= {B_FULL{1'b0}};
-                    comb_valid[k] <= 1'b0;
-                    for (j = 0; j < M; j = j + 1) delay[k*M + j] <= {B_FULL{1'b0}};
-                end else if (ce) begin
-                    integ_valid[k] <= in_valid;
-                    if (in_valid) integ[k] <= integ[k] + in_data;
-                    comb_valid[k] <= c_in_valid;
-                    if (c_in_valid) begin
-                        comb[k] <= c_in_data - delay[k*M + M - 1];
-                        delay[k*M] <= c_in_data;
-                        for (j = 1; j < M; j = j + 1) delay[k*M + j] <= delay[k*M + j - 1];
-                    end
-                end
-            end
-        end
-    endgenerate
-
+    // Every R-th integrator output goes on to the combs.
     always @(posedge clk) begin
         if (rst) begin
             phase <= {PHASE_BITS{1'b0}};
@@ -86,16 +59,15 @@ module cic_decim #(
             dec_data <= {B_FULL{1'b0}};
         end else if (ce) begin
             dec_valid <= 1'b0;
-            if (integ_valid[N-1]) begin
+            if (integ_valid) begin
                 phase <= (phase == LAST_PHASE) ? {PHASE_BITS{1'b0}} : phase + 1'b1;
                 if (phase == LAST_PHASE) begin
                     dec_valid <= 1'b1;
-                    dec_data <= integ[N-1];
+                    dec_data <= integ_data;
                 end
             end
         end
     end
 
-    assign m_axis_tvalid = comb_valid[N-1];
-    assign m_axis_tdata = comb[N-1][B_FULL-1 -: B_OUT];
+    assign m_axis_tdata = comb_data[B_FULL-1 -: B_OUT];
 endmodule

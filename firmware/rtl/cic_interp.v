@@ -36,76 +36,38 @@ module cic_interp #(
     localparam integer LAST_PHASE_INT = R - 1;
     localparam [PHASE_BITS-1:0] LAST_PHASE = LAST_PHASE_INT[PHASE_BITS-1:0];
 
-    reg  [B_FULL-1:0] comb [0:N-1];
-    reg  [N-1:0]      comb_valid;
-    reg  [B_FULL-1:0] delay [0:N*M-1];            // comb k's delay line: delay[k*M .. k*M+M-1]
+    wire [B_FULL-1:0] x_ext = {{(B_FULL - B_IN){s_axis_tdata[B_IN-1]}}, s_axis_tdata};
+    wire [B_FULL-1:0] comb_data, integ_data;
+    wire              comb_valid;
     reg  [B_FULL-1:0] up_data;
     reg               up_valid;
     reg  [PHASE_BITS-1:0] phase;
-    reg  [B_FULL-1:0] integ [0:N-1];
-    reg  [N-1:0]      integ_valid;
 
     wire ce = !m_axis_tvalid || m_axis_tready;                       // integrators, upsampler
-    wire take_comb = ce && (phase == {PHASE_BITS{1'b0}}) && comb_valid[N-1];
-    wire ce_comb = !comb_valid[N-1] || take_comb;                    // combs
+    wire take_comb = ce && (phase == {PHASE_BITS{1'b0}}) && comb_valid;
+    wire ce_comb = !comb_valid || take_comb;                         // combs
     assign s_axis_tready = ce_comb;
 
-    wire [B_FULL-1:0] x_ext = {{(B_FULL - B_IN){s_axis_tdata[B_IN-1]}}, s_axis_tdata};
+    cic_stages #(.N(N), .W(B_FULL), .COMB(1), .M(M)) u_combs (.clk(clk), .rst(rst), .ce(ce_comb),
+        .in_data(x_ext), .in_valid(s_axis_tvalid), .out_data(comb_data), .out_valid(comb_valid));
+    cic_stages #(.N(N), .W(B_FULL), .COMB(0)) u_integrators (.clk(clk), .rst(rst), .ce(ce),
+        .in_data(up_data), .in_valid(up_valid), .out_data(integ_data), .out_valid(m_axis_tvalid));
 
-    genvar k;
-    generate
-        for (k = 0; k < N; k = k + 1) begin : g_stage
-            wire              c_in_valid = (k == 0) ? s_axis_tvalid : comb_valid[k-1];
-            wire [B_FULL-1:0] c_in_data = (k == 0) ? x_ext : comb[k-1];
-            wire              i_in_valid = (k == 0) ? up_valid : integ_valid[k-1];
-            wire [B_FULL-1:0] i_in_data = (k == 0) ? up_data : integ[k-1];
-            integer j;
-            always @(posedge clk) begin
-                if (rst) begin
-                    comb[k] <= {B_FULL{1'b0}};
-                    comb_valid[k] <= 1'b0;
-                    for (j = 0; j < M; j = j + 1) delay[k*M + j] <= {B_FULL{1'b0}};
-                end else if (ce_comb) begin
-                    comb_valid[k] <= c_in_valid;
-                    if (c_in_valid) begin
-                        comb[k] <= c_in_data - delay[k*M + M - 1];
-                        delay[k*M] <= c_in_data;
-                        for (j = 1; j < M; j = j + 1) delay[k*M + j] <= delay[k*M + j - 1];
-                    end
-                end
-            end
-            always @(posedge clk) begin
-                if (rst) begin
-                    integ[k] <= {B_FULL{1'b0}};
-                    integ_valid[k] <= 1'b0;
-                end else if (ce) begin
-                    integ_valid[k] <= i_in_valid;
-                    if (i_in_valid) integ[k] <= integ[k] + i_in_data;
-                end
-            end
-        end
-    endgenerate
-
+    // Zero-stuffing: phase 0 takes the comb output, phases 1 .. R-1 put zeros in.
     always @(posedge clk) begin
         if (rst) begin
             phase <= {PHASE_BITS{1'b0}};
             up_valid <= 1'b0;
             up_data <= {B_FULL{1'b0}};
         end else if (ce) begin
-            if (phase != {PHASE_BITS{1'b0}}) begin
-                up_data <= {B_FULL{1'b0}};
+            up_valid <= 1'b0;
+            if (phase != {PHASE_BITS{1'b0}} || comb_valid) begin
+                up_data <= (phase != {PHASE_BITS{1'b0}}) ? {B_FULL{1'b0}} : comb_data;
                 up_valid <= 1'b1;
                 phase <= (phase == LAST_PHASE) ? {PHASE_BITS{1'b0}} : phase + 1'b1;
-            end else if (comb_valid[N-1]) begin
-                up_data <= comb[N-1];
-                up_valid <= 1'b1;
-                phase <= (phase == LAST_PHASE) ? {PHASE_BITS{1'b0}} : phase + 1'b1;
-            end else begin
-                up_valid <= 1'b0;
             end
         end
     end
 
-    assign m_axis_tvalid = integ_valid[N-1];
-    assign m_axis_tdata = integ[N-1][B_FULL-1 -: B_OUT];
+    assign m_axis_tdata = integ_data[B_FULL-1 -: B_OUT];
 endmodule

@@ -25,7 +25,7 @@ def build_and_run(simulator, module_file, kind):
                    ("m_axis_tvalid", "output", 1), ("m_axis_tready", "input", 1)])
                  for i, v in enumerate(sets)]
     top = write_wrapper(REPO / "build" / "firmware" / "gen" / f"{module}_tb.v", f"{module}_tb", module, instances)
-    run_cocotb(simulator, module_file, f"{module}_tb", [top, f"{module}.v"])
+    run_cocotb(simulator, module_file, f"{module}_tb", [top, f"{module}.v", "cic_stages.v"])
 
 
 def idle(dut, n):
