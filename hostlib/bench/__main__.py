@@ -1,20 +1,24 @@
 """python -m hostlib.bench  (make bench): one table, rig vs peer, same run.
 
-Environment: the zero-loss search runs 1 s windows and its answer is then
-confirmed over BENCH_CONFIRM_S (10 s, the issue's window; stepping down 10 % per
-failed try); BENCH_LONG=1 searches with 10 s windows too and runs the simulator
-for 30 s (default 3 s); BENCH_REPEATS (5) interleaved shm/memcpy runs per size,
-median shown with the range; HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to
-build/bin/hilrig-bench); BENCH_ONLY=udp,
-iperf3,shm,pymmap,sim,soapy,gnuradio,usb picks row groups (soapy: SoapySDRUtil --rate through the module
-driver=hilrig beside the native RxStream at the same rate and frame size; gnuradio: gr-hilrig beside GNU Radio's
-own blocks, hostlib/bench/gnuradio.py; usb: the USB engine over the simulated links and umockdev; rtl: RTL in
-the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py).
-The soapy group also runs SoapyRemote serving driver=hilrig beside the UDP path at the same frame
-sizes (hostlib/bench/soapyremote.py); BENCH_ONLY=soapyremote runs that alone.
+The zero-loss searches (hostlib/bench/search.py) run --window-s windows (1 s) and their
+answer is then confirmed over --confirm-s (10 s, the issue's window; stepping down per
+failed try); --long searches with 10 s windows too and runs the simulator for 30 s
+(default 3 s); --repeats (5) interleaved shm/memcpy runs per size, median shown with the
+range. --only picks row groups (default: all but soapyremote, which soapy includes):
+udp, iperf3, shm, pymmap, sim, soapy (SoapySDRUtil --rate through the module
+driver=hilrig beside the native RxStream at the same rate and frame size, and
+SoapyRemote serving driver=hilrig beside the UDP path, hostlib/bench/soapyremote.py),
+soapyremote (that alone), gnuradio (gr-hilrig beside GNU Radio's own blocks,
+hostlib/bench/gnuradio.py), usb (the USB engine over the simulated links and umockdev),
+rtl (RTL in the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py).
+
+Environment (each the default of its option): BENCH_ONLY=udp,shm (--only),
+BENCH_LONG=1 (--long), BENCH_CONFIRM_S (--confirm-s), BENCH_REPEATS (--repeats);
+HILRIG_BENCH_BIN overrides hostlib/bin/hilrig-bench (a link to build/bin/hilrig-bench).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -23,7 +27,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -33,11 +37,11 @@ from .._installed import packaged_executable
 from .._process import stop_process
 from . import pymmap, usb_link, usb_umockdev
 from .record import BenchRow, write_bench_results
+from .search import CEILING_HEADROOM, SEARCH_STEPS, Point, held, zero_loss_rate
 
 UDP_SIZES = (1472, 8000, 65000)
 SHM_SIZES = (256, 8 * 1024, 1024 * 1024)
 PYMMAP_SIZES = (84, 13_500, 1_320_000)
-SEARCH_STEPS = 6
 
 
 def bench_binary() -> str:
@@ -62,60 +66,10 @@ def native(cmd: str, **kw) -> dict:
     return json.loads(out.stdout)
 
 
-@dataclass
-class Point:
-    ok: bool
-    fps: float
-    cpu: float | None = None
-    detail: dict = field(default_factory=dict)
-
-
-# Fractions of the searched rate tried over the long window, in order: near misses
-# first, then halvings (a 10 s window also has to ride out the VM's longest stall,
-# which a 1 s window often does not see).
-CONFIRM_STEPS = (1.0, 0.9, 0.8, 0.7, 0.35, 0.175, 0.0875)
-
-
-def confirm(run_at, found: Point, window_s: float) -> Point:
-    """The searched rate held over a long window (the issue's 10 s): the search runs
-    short windows to stay within minutes, so its answer is re-run over window_s,
-    stepping down (CONFIRM_STEPS) until a window is clean. The same rule for the rig
-    and its peer. Reports 0 if no step is clean."""
-    last = found
-    for f in CONFIRM_STEPS if found.fps > 0 else ():
-        last = run_at(found.fps * f, window_s)
-        if last.ok:
-            return last
-    return Point(False, 0.0, last.cpu, last.detail)
-
-
-def search(run_at, ceiling_fps: float) -> Point:
-    """Highest zero-loss rate: halve down from the unpaced ceiling until a window is
-    clean (at most 10 halvings), then bisect between that rate and twice it."""
-    hi = 1.05 * ceiling_fps
-    lo = hi / 2
-    best = run_at(lo)
-    halvings = 1
-    while not best.ok and halvings < 10:
-        hi, lo = lo, lo / 2
-        best = run_at(lo)
-        halvings += 1
-    if not best.ok:  # never clean: report 0 rather than a rate never shown clean
-        return Point(False, 0.0, best.cpu, best.detail)
-    for _ in range(SEARCH_STEPS - 1):
-        mid = (lo + hi) / 2
-        p = run_at(mid)
-        if p.ok:
-            lo, best = mid, p
-        else:
-            hi = mid
-    return best
-
-
 def udp_rig(size: int, window_s: float, confirm_s: float, offload: bool) -> Point:
     flags = {} if offload else {"no_gso": True, "no_gro": True}
 
-    def run_at(fps: float, seconds: float = window_s) -> Point:
+    def run_at(fps: float, seconds: float) -> Point:
         r = native("udp", frame_bytes=size, rate_fps=round(fps), seconds=seconds, **flags)
         requested = fps * r["seconds"]
         ok = (r["lost_frames"] == 0 and r["missing_frames"] == 0 and r["pattern_errors"] == 0
@@ -124,8 +78,7 @@ def udp_rig(size: int, window_s: float, confirm_s: float, offload: bool) -> Poin
         return Point(ok, r["received_fps"], r["cpu_percent"], r)
 
     ceiling = native("udp", frame_bytes=size, rate_fps=0, seconds=min(window_s, 1.0), **flags)["received_fps"]
-    found = search(run_at, ceiling)
-    return confirm(run_at, found, confirm_s) if confirm_s > window_s else found
+    return held(zero_loss_rate(run_at, CEILING_HEADROOM * ceiling, window_s, confirm_s=confirm_s))
 
 
 IPERF3_WINDOW = os.environ.get("BENCH_IPERF3_WINDOW", "4M")
@@ -176,13 +129,12 @@ class Iperf3:
     def search(self, size: int, window_s: float, confirm_s: float) -> Point:
         ceiling = self.run(size, 0, 1).fps  # -b 0: unlimited
 
-        def run_at(fps: float, seconds: float = window_s) -> Point:
+        def run_at(fps: float, seconds: float) -> Point:
             p = self.run(size, fps * size * 8, max(1, round(seconds)))  # iperf3 takes whole seconds
             p.ok = p.ok and p.fps >= 0.97 * fps  # iperf3 itself reached the rate
             return p
 
-        found = search(run_at, ceiling)
-        return confirm(run_at, found, confirm_s) if confirm_s > window_s else found
+        return held(zero_loss_rate(run_at, CEILING_HEADROOM * ceiling, window_s, confirm_s=confirm_s))
 
 
 SIM_RX_CASE = Path(__file__).resolve().parent / "cases" / "sim_rx_1gsps_shm.yaml"
@@ -262,16 +214,58 @@ def fmt_rate(fps: float, size: int) -> str:
     return f"{fps * size / 1e9:6.2f} GB/s  {fps / 1e3:8.1f} kf/s"
 
 
-def main() -> int:
-    long = os.environ.get("BENCH_LONG") == "1"
-    window_s = 10.0 if long else 1.0
-    confirm_s = float(os.environ.get("BENCH_CONFIRM_S", "10"))
-    sim_s = 30.0 if long else 3.0
-    repeats = int(os.environ.get("BENCH_REPEATS", "5"))
-    only = set(filter(None, os.environ.get("BENCH_ONLY",
-                                           "udp,iperf3,shm,pymmap,sim,soapy,gnuradio,usb,rtl").split(",")))
+GROUPS = ("udp", "iperf3", "shm", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl")
+DEFAULT_GROUPS = tuple(g for g in GROUPS if g != "soapyremote")   # soapy runs the SoapyRemote rows too
+
+
+@dataclass(frozen=True)
+class Options:
+    only: frozenset[str]      # row groups (GROUPS)
+    long: bool
+    window_s: float
+    confirm_s: float
+    sim_s: float
+    repeats: int
+
+
+def parse_args(argv: list[str] | None = None) -> Options:
+    env = os.environ
+    ap = argparse.ArgumentParser(prog="python -m hostlib.bench", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=env.get("BENCH_ONLY", ",".join(DEFAULT_GROUPS)), metavar="GROUP,...",
+                    help=f"row groups, comma-separated: {', '.join(GROUPS)} (env BENCH_ONLY)")
+    ap.add_argument("--long", action="store_true", default=env.get("BENCH_LONG") == "1",
+                    help="10 s search windows and a 30 s simulator run (env BENCH_LONG=1)")
+    ap.add_argument("--window-s", type=float, default=None,
+                    help="search and repeat window, seconds (default 1, 10 with --long)")
+    ap.add_argument("--confirm-s", type=float, default=float(env.get("BENCH_CONFIRM_S", "10")),
+                    help="confirmation window of a searched rate, seconds; not longer than --window-s: "
+                         "no confirmation (env BENCH_CONFIRM_S, default 10)")
+    ap.add_argument("--sim-s", type=float, default=None, help="simulator RX run, seconds (default 3, 30 with --long)")
+    ap.add_argument("--repeats", type=int, default=int(env.get("BENCH_REPEATS", "5")),
+                    help="interleaved shm/memcpy runs per size (env BENCH_REPEATS, default 5)")
+    args = ap.parse_args(argv)
+    only = frozenset(filter(None, (g.strip() for g in args.only.split(","))))
+    unknown = sorted(only - set(GROUPS))
+    if unknown:
+        ap.error(f"--only / BENCH_ONLY: unknown row group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
+    window_s = (10.0 if args.long else 1.0) if args.window_s is None else args.window_s
+    sim_s = (30.0 if args.long else 3.0) if args.sim_s is None else args.sim_s
+    opts = Options(only, args.long, window_s, args.confirm_s, sim_s, args.repeats)
+    for flag, seconds in (("--window-s", opts.window_s), ("--confirm-s", opts.confirm_s), ("--sim-s", opts.sim_s)):
+        if seconds <= 0:
+            ap.error(f"{flag} must be > 0 seconds, got {seconds:g}")
+    if opts.repeats < 1:
+        ap.error(f"--repeats must be >= 1, got {opts.repeats}")
+    return opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    long, window_s, confirm_s, sim_s = opts.long, opts.window_s, opts.confirm_s, opts.sim_s
+    repeats, only = opts.repeats, opts.only
     console = Console(stderr=True)
-    title = (f"hilrig bench ({'BENCH_LONG=1: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
+    title = (f"hilrig bench ({'long: ' if long else ''}zero-loss: {window_s:g} s windows, halving + bisection "
              f"{SEARCH_STEPS} steps, then confirmed over {max(confirm_s, window_s):g} s; shm/memcpy: median "
              f"and range of {repeats} interleaved {window_s:g} s runs; {os.cpu_count()} CPUs; "
              "every rig sample verified)")
@@ -371,7 +365,7 @@ def main() -> int:
         def udp_point(size: int) -> Point:
             return udp_found.get(size) or udp_rig(size, window_s, confirm_s, True)
 
-        for row, data in soapyremote.rows(window_s, confirm_s, udp_point, search, confirm, Point):
+        for row, data in soapyremote.rows(window_s, confirm_s, udp_point):
             add(*row, data=data)
     if "gnuradio" in only:
         from .gnuradio import rows as gnuradio_rows
@@ -417,7 +411,7 @@ def main() -> int:
     if "rtl" in only:
         from .rtl_loop import rows as rtl_rows
         for rtl_row, rtl_data in rtl_rows(window_s):
-            add(*rtl_row, data=BenchRow(**rtl_data))
+            add(*rtl_row, data=rtl_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)

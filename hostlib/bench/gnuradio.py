@@ -15,9 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .record import BenchRow
+from .search import Point, zero_loss_rate
 
 ITEM_BYTES = 4            # sc16
 UDP_CEILING_SPS = 1e9     # where the zero-loss searches start
+UDP_HALVINGS = 16         # down to ~15 kS/s (GNU Radio's udp_source passes little at its default timer)
 FRAME_BYTES = 8000
 
 
@@ -82,9 +84,10 @@ class _Endpoint:
         return {"kind": "udp", "host": "127.0.0.1", "port": self.port}
 
 
-def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, float]:
+def _udp_window(receiver: str, rate_sps: float, window_s: float) -> Point:
     """The simulator at rate_sps into rig_source or network.udp_source for window_s:
-    clean when every frame it sent arrived (and, for rig_source, checked clean)."""
+    clean when every frame it sent arrived (and, for rig_source, checked clean); fps:
+    the frames per second the simulator sent."""
     import socket
 
     from gnuradio import blocks, gr, hilrig, network
@@ -130,7 +133,7 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
         tb.wait()
         s = src.stats()
         ok = s["missing_frames"] == 0 and s["overruns"] == 0 and chk.pattern_errors() == 0 and chk.gaps() == 0
-        return ok and dev.get("overflow_frames", 0) == 0, float(dev["frames_sent"])
+        return Point(ok and dev.get("overflow_frames", 0) == 0, float(dev["frames_sent"]) / window_s)
     # Let udp_source drain the socket: wait until its count stops growing (<= 3 s).
     got, deadline = -1, time.monotonic() + 3.0
     while time.monotonic() < deadline and sink.nitems_read(0) * ITEM_BYTES != got:
@@ -144,23 +147,13 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> tuple[bool, 
     # one arrives (measured: 51 of 52 from a plain socket at 50/s): so the last two.
     sent = int(dev["frames_sent"]) * FRAME_BYTES
     ok = got >= sent - 2 * FRAME_BYTES and dev.get("overflow_frames", 0) == 0
-    return ok and got <= sent, float(dev["frames_sent"])
+    return Point(ok and got <= sent, float(dev["frames_sent"]) / window_s)
 
 
-def _zero_loss_sps(receiver: str, window_s: float, ceiling_sps: float, steps: int = 6) -> float:
-    """Highest rate with a clean window: halve down from the ceiling, then bisect."""
-    hi, lo = ceiling_sps, ceiling_sps / 2
-    while not _udp_window(receiver, lo, window_s)[0]:
-        hi, lo = lo, lo / 2
-        if lo < 1e4:
-            return 0.0
-    for _ in range(steps - 1):
-        mid = (lo + hi) / 2
-        if _udp_window(receiver, mid, window_s)[0]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+def _zero_loss_sps(receiver: str, window_s: float) -> float:
+    """Highest rate with a clean window, by the bench's one search from UDP_CEILING_SPS."""
+    return zero_loss_rate(lambda rate_sps, seconds: _udp_window(receiver, rate_sps, seconds), UDP_CEILING_SPS,
+                          window_s, halvings=UDP_HALVINGS).rate
 
 
 def rows(window_s: float, repeats: int) -> list[tuple[tuple, BenchRow]]:
@@ -181,8 +174,8 @@ def rows(window_s: float, repeats: int) -> list[tuple[tuple, BenchRow]]:
                 BenchRow(label, ITEM_BYTES, chk_r[0] * ITEM_BYTES, None, None, peer_label, copy_r[0] * ITEM_BYTES,
                          None, chk_r[0] / copy_r[0])))
     # The same search from the same ceiling for both (1 GS/s: rig_source passed 100 MS/s).
-    rig = _zero_loss_sps("rig_source", window_s, UDP_CEILING_SPS)
-    peer = _zero_loss_sps("udp_source", window_s, UDP_CEILING_SPS)
+    rig = _zero_loss_sps("rig_source", window_s)
+    peer = _zero_loss_sps("udp_source", window_s)
     label = "GR UDP zero-loss from hilrig-sim"
     # sc16, one channel: ITEM_BYTES per sample; frames of FRAME_BYTES payload.
     out.append(((label, f"{FRAME_BYTES} B", f"{rig / 1e6:7.1f} MS/s", "-", "network.udp_source",

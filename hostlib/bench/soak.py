@@ -6,11 +6,12 @@ file descriptors must stay flat (growth after the first tenth of the run at most
 SOAK_RSS_MIB MiB and 0 fds), loss must be 0. One table; the exit status is 1 if any
 row fails.
 
-The zero-loss rate: 2 s runs up a ladder of decimations of a 1 GHz clock find the
-highest lossless rung (no missing frame, overrun or pattern error); a 2 s window
-misses rare losses, so that rung must then stay lossless over SOAK_CONFIRM_S (20 s)
-twice (confirm, then re-check); a rung that loses in either is dropped and the next
-lower one confirmed the same way. The table says which rate was used and why.
+The zero-loss rate: the bench's search (hostlib/bench/search.py) with 2 s windows,
+halving down from the simulator's 1 GS/s and then bisecting, finds the highest lossless
+rate (no missing frame, overrun or pattern error); a 2 s window misses rare losses, so
+that rate must then stay lossless over SOAK_CONFIRM_S (20 s) twice (confirm, then
+re-check); a rate that loses in either is dropped for 90 %, 80 %, 70 %, then halvings
+of it, confirmed the same way. The table says which rate was used and why.
 
 Environment: SOAK_S (600; e.g. SOAK_S=60 for a short check of the tool),
 SOAK_CONFIRM_S (20), SOAK_ONLY=udp|shm, SOAK_RSS_MIB (16).
@@ -28,28 +29,28 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .._process import processes
 from ..dsl import load_cases
 from ..engine import run_case
 from ..rig import load_rig
+from .search import Found, zero_loss_rate
 
 REPO = Path(__file__).resolve().parents[2]
-CLOCK_HZ = 1e9
-LADDER = (1000, 400, 200, 100, 50, 25, 16, 10, 8, 5, 4, 2, 1)   # decimations: 1 MS/s .. 1 GS/s
+CLOCK_HZ = 1e9        # the simulator's clock: the search's upper bound (decimation 1)
 FRAME_BYTES = {"udp": 8000, "shm": 65584}
 LOSS = ("missing_frames", "overruns", "pattern_errors", "dropped_samples")
-LADDER_S = 2.0
+SEARCH_S = 2.0        # the search's windows
 CONFIRM_RUNS = 2      # confirm, then re-check
 SOAK_SHARE = 0.8      # the soak runs at this share of the confirmed zero-loss rate
 
 
-def _case(kind: str, decimation: int | None, duration_s: float, rate_sps: float | None = None):
-    clock = f"{CLOCK_HZ / 1e6:g} MHz" if rate_sps is None else f"{rate_sps * 4 / 1e6:.6f} MHz"
+def _case(kind: str, duration_s: float, rate_sps: float):
     text = textwrap.dedent(f"""\
         name: soak {kind}
         device: dut
         direction: rx
-        master_clock: {clock}
-        decimation: {decimation or 4}
+        master_clock: {rate_sps * 4 / 1e6:.6f} MHz
+        decimation: 4
         transport: {{kind: {kind}, frame_bytes: {FRAME_BYTES[kind]}}}
         warmup: 200 ms
         duration: {duration_s} s
@@ -76,59 +77,39 @@ def _loss_text(r) -> str:
 
 
 def _rate_text(rate_sps: float) -> str:
-    return f"{rate_sps / 1e6:g} MS/s"
+    return f"{rate_sps / 1e6:.4g} MS/s"
 
 
-@dataclass
-class Search:
-    """The zero-loss rate of one link and how it was found."""
-    rate_sps: float = 0.0
-    steps: list[str] = field(default_factory=list)
-    ladder_top_sps: float = 0.0    # the highest rung lossless over LADDER_S
-    rungs_dropped: int = 0         # rungs above the result that lost in a confirm run
-    confirm_s: float = 0.0
-
-    def why(self) -> str:
-        """One line for the table: which rate and why."""
-        if not self.ladder_top_sps:
-            return f"no rung lossless over {LADDER_S:g} s"
-        text = f"{LADDER_S:g} s ladder lossless to {_rate_text(self.ladder_top_sps)}"
-        if self.rungs_dropped:
-            text += f"; {self.rungs_dropped} rung(s) lost over {self.confirm_s:g} s"
-        if self.rate_sps:
-            return text + f"; {_rate_text(self.rate_sps)} lossless {CONFIRM_RUNS} x {self.confirm_s:g} s"
-        return text + "; none confirmed"
+@dataclass(frozen=True)
+class Trial:
+    """One search or confirm run: lossless or what it lost."""
+    ok: bool
+    loss: str = ""
 
 
-def zero_loss_rate(kind: str, rig, confirm_s: float, say=print) -> Search:
-    """Ladder at LADDER_S, then confirm the best rung over confirm_s, CONFIRM_RUNS times;
-    step down a rung on any loss."""
-    found = Search(confirm_s=confirm_s)
-    passed: list[int] = []
-    for decimation in LADDER:
-        r = run_case(_case(kind, decimation, LADDER_S), rig, run_id="soak-search")
-        if r.error is None and _lossless(r.metrics):
-            passed.append(decimation)
-            continue
-        found.steps.append(f"{LADDER_S:g} s ladder: {_rate_text(CLOCK_HZ / decimation)} lost ({_loss_text(r)})")
-        break
-    if passed:
-        found.ladder_top_sps = CLOCK_HZ / passed[-1]
-        found.steps.insert(0, f"{LADDER_S:g} s ladder: lossless up to {_rate_text(found.ladder_top_sps)}")
-    for decimation in reversed(passed):
-        rate = CLOCK_HZ / decimation
-        say(f"{kind}: confirming {_rate_text(rate)} over {CONFIRM_RUNS} x {confirm_s:g} s ...")
-        for run in range(CONFIRM_RUNS):
-            r = run_case(_case(kind, decimation, confirm_s), rig, run_id="soak-confirm")
-            if r.error is not None or not _lossless(r.metrics):
-                found.steps.append(f"{confirm_s:g} s confirm #{run + 1}: {_rate_text(rate)} lost ({_loss_text(r)})")
-                found.rungs_dropped += 1
-                break
-        else:
-            found.rate_sps = rate
-            found.steps.append(f"{confirm_s:g} s x {CONFIRM_RUNS}: {_rate_text(rate)} lossless")
-            break
-    return found
+def find_rate(kind: str, rig, confirm_s: float, say=print) -> Found[Trial]:
+    """The bench's search at SEARCH_S, confirmed over confirm_s CONFIRM_RUNS times."""
+    def run_at(rate_sps: float, seconds: float) -> Trial:
+        say(f"{kind}:   {_rate_text(rate_sps)} over {seconds:g} s ...")
+        r = run_case(_case(kind, seconds, rate_sps), rig, run_id="soak-search")
+        ok = r.error is None and _lossless(r.metrics)
+        return Trial(ok, "" if ok else _loss_text(r))
+
+    return zero_loss_rate(run_at, CLOCK_HZ, SEARCH_S, confirm_s=confirm_s, confirm_runs=CONFIRM_RUNS)
+
+
+def why(found: Found[Trial], confirm_s: float) -> str:
+    """One line for the table: which rate and why."""
+    top = max((w.rate for w in found.windows if w.phase == "search" and w.outcome.ok), default=0.0)
+    if not top:
+        return f"nothing lossless over {SEARCH_S:g} s"
+    text = f"{SEARCH_S:g} s search lossless to {_rate_text(top)}"
+    dropped = len({w.rate for w in found.windows if w.phase == "confirm" and not w.outcome.ok})
+    if dropped:
+        text += f"; {dropped} rate(s) lost over {confirm_s:g} s"
+    if found.rate:
+        return text + f"; {_rate_text(found.rate)} lossless {CONFIRM_RUNS} x {confirm_s:g} s"
+    return text + "; none confirmed"
 
 
 def _proc_rss_fds(pid: int) -> tuple[float, int]:
@@ -139,19 +120,6 @@ def _proc_rss_fds(pid: int) -> tuple[float, int]:
     return rss_kib / 1024, len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def _children(name: str = "hilrig-sim") -> list[int]:
-    me, found = os.getpid(), []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat[stat.rindex(")") + 2:].split()[1]) == me and stat[stat.index("(") + 1:stat.rindex(")")] == name:
-                found.append(int(entry.name))
-    return found
-
-
 @dataclass
 class Watch:
     """RSS (MiB) and fds of this process and the simulator, once a second."""
@@ -160,7 +128,7 @@ class Watch:
 
     def __call__(self, row: dict) -> None:
         rss, fds = _proc_rss_fds(os.getpid())
-        sims = _children()
+        sims = sorted(processes("hilrig-sim", parent=os.getpid()))
         srss, sfds = _proc_rss_fds(sims[0]) if sims else (0.0, 0)
         self.samples.append((row["t_s"], rss, fds, srss, sfds))
         self.loads.append(os.getloadavg()[0])
@@ -186,29 +154,30 @@ def main() -> int:
     rig = load_rig(REPO / "rigs" / "sim.yaml")
     console = Console(width=max(Console().width, 200))
     table = Table(title=f"make soak: {soak_s:g} s at {SOAK_SHARE:.0%} of the zero-loss rate (simulator, RX; "
-                        f"zero-loss = {LADDER_S:g} s ladder, then {CONFIRM_RUNS} x {confirm_s:g} s lossless)")
+                        f"zero-loss = {SEARCH_S:g} s search, then {CONFIRM_RUNS} x {confirm_s:g} s lossless)")
     for col in ("link", "zero-loss rate (why)", "soak rate", "window", "samples", "missing", "O", "pattern",
                 "host RSS MiB (start->end)", "sim RSS MiB", "fds host/sim", "load 1 min (start/max)", "verdict"):
         table.add_column(col)
     failed = False
     for kind in kinds:
         console.print(f"{kind}: searching the zero-loss rate (load {_load()}) ...")
-        search = zero_loss_rate(kind, rig, confirm_s, say=console.print)
-        how = search.why()
-        for step in search.steps:
-            console.print(f"{kind}:   {step}")
-        if not search.rate_sps:
+        found = find_rate(kind, rig, confirm_s, say=console.print)
+        how = why(found, confirm_s)
+        for w in found.windows:
+            console.print(f"{kind}:   {w.seconds:g} s {w.phase}: {_rate_text(w.rate)} "
+                          + ("lossless" if w.outcome.ok else f"lost ({w.outcome.loss})"))
+        if not found.rate:
             table.add_row(kind, f"none ({how})", *("-",) * 10, "FAIL (no lossless rate)")
             failed = True
             continue
-        best = search.rate_sps
+        best = found.rate
         rate = SOAK_SHARE * best
         load0 = _load()
         console.print(f"{kind}: zero-loss {_rate_text(best)}; soaking {soak_s:g} s at {_rate_text(rate)} "
                       f"(load {load0}) ...")
         watch = Watch()
         t0 = time.monotonic()
-        r = run_case(_case(kind, None, soak_s, rate_sps=rate), rig, run_id="soak", progress=watch)
+        r = run_case(_case(kind, soak_s, rate), rig, run_id="soak", progress=watch)
         m = r.metrics
         d_rss, d_fds, d_srss, d_sfds = watch.growth()
         first, last = (watch.samples[0], watch.samples[-1]) if watch.samples else ((0,) * 5, (0,) * 5)

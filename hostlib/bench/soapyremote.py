@@ -40,6 +40,7 @@ from typing import Any
 
 from .._process import stop_process
 from .record import BenchRow
+from .search import CEILING_HEADROOM, Point, held, zero_loss_rate
 
 BUS_CONFIG = Path(__file__).resolve().parent / "soapyremote-bus.conf"
 FRAME_SIZES = (1472, 4096, 8000)    # the UDP rows' 1472 and 8000, and SoapyRemote's largest datagram
@@ -216,8 +217,8 @@ def zero_loss(r: dict[str, Any]) -> bool:
             and r["samples"] >= 0.99 * r["rate_sps"] * r["seconds"])
 
 
-def rows(window_s: float, confirm_s: float, rig_point: Callable[[int], Any], search: Callable, confirm: Callable,
-         point: Callable) -> Iterator[tuple[tuple, BenchRow | None]]:
+def rows(window_s: float, confirm_s: float,
+         rig_point: Callable[[int], Point]) -> Iterator[tuple[tuple, BenchRow | None]]:
     """(table row, BenchRow) per frame size: hilrig's UDP zero-loss rate (rig_point(size),
     frames/s) beside SoapyRemote's, both in MS/s of CS16 payload; the ratio is rig/peer."""
     label = "SoapyRemote zero-loss RX, driver=hilrig"
@@ -229,10 +230,10 @@ def rows(window_s: float, confirm_s: float, rig_point: Callable[[int], Any], sea
             yield (label, "-", "-", "-", peer, f"not available: {why}", "n/a"), None
             return
         for size in FRAME_SIZES:
-            def run_at(sps: float, seconds: float = window_s, size: int = size) -> Any:
+            def run_at(sps: float, seconds: float, size: int = size) -> Point:
                 r = run_client(server, size, sps, seconds)
                 got = r.get("samples", 0) / r["seconds"] if r.get("seconds") else 0.0
-                return point(zero_loss(r), got, r.get("cpu_percent"), r)
+                return Point(zero_loss(r), got, r.get("cpu_percent"), r)
 
             if size > MAX_DATAGRAM_BYTES:
                 yield (label, f"{size} B", "-", "-", peer,
@@ -247,9 +248,8 @@ def rows(window_s: float, confirm_s: float, rig_point: Callable[[int], Any], sea
                        f"not available: {first['error']}", "n/a"), None
                 continue
             # The ceiling: what the client receives when asked for the rig's own rate.
-            ceiling = run_at(max(rig_sps, 1e6)).fps
-            found = search(run_at, ceiling)
-            best = confirm(run_at, found, confirm_s) if confirm_s > window_s else found
+            ceiling = run_at(max(rig_sps, 1e6), window_s).fps
+            best = held(zero_loss_rate(run_at, CEILING_HEADROOM * ceiling, window_s, confirm_s=confirm_s))
             ratio = rig_sps / best.fps if best.fps else None
             datagram_samples = (size - DATAGRAM_HEADER_BYTES) // CS16_BYTES
             yield ((label, f"{size} B", f"{rig_sps / 1e6:7.2f} MS/s", f"{rig.cpu:.0f}", peer,

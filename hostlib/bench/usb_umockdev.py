@@ -11,12 +11,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 MOCK_DIR = REPO / "build" / "test-modules"
-FRAME_BYTES = 8192   # the board's frame
 
 
 def run(transfer_bytes: int, transfers: int, seconds: float) -> dict:
@@ -34,32 +32,20 @@ def run(transfer_bytes: int, transfers: int, seconds: float) -> dict:
 def _point(transfer_bytes: int, transfers: int, seconds: float) -> dict:
     import _usb_mock
 
-    from hostlib import _native
-    from hostlib.transports import complete_config
+    from hostlib.bench.usb_link import measure
     board = _usb_mock.BulkDevice()
-    # A complete stream config (the core's defaults) with the usb transport in place of the default one.
-    cfg = complete_config({"direction": "rx", "frame_bytes": FRAME_BYTES, "rate_sps": 1e6})
-    cfg["transport"] = {"kind": "usb", "transfer_bytes": transfer_bytes, "transfers": transfers,
-                        "device": {"vid_pid": "1209:4852"}}
-    stream = _native.UsbStream(cfg)
-    cpu0 = time.process_time()
-    stream.start()
-    time.sleep(0.2)  # warm-up
-    s0, t0 = stream.stats(), time.monotonic()
-    time.sleep(seconds)
-    s1, t1 = stream.stats(), time.monotonic()
-    stream.stop()
-    cpu = (time.process_time() - cpu0) / (t1 - t0 + 0.2) * 100
-    dt = t1 - t0
+    w = measure("rx", {"transfer_bytes": transfer_bytes, "transfers": transfers, "device": {"vid_pid": "1209:4852"}},
+                seconds, warmup_s=0.2)
+    del board     # after the stream, which measure() has dropped
+    s0, s1, dt = w.before, w.after, w.seconds
     rx0, rx1 = s0["rx"], s1["rx"]
-    out = {"transfer_bytes": transfer_bytes, "transfers": transfers, "seconds": dt,
-           "bytes_per_s": (s1["usb"]["usb_bytes_transferred"] - s0["usb"]["usb_bytes_transferred"]) / dt,
-           "transfers_per_s": (s1["usb"]["usb_transfers_completed"] - s0["usb"]["usb_transfers_completed"]) / dt,
-           "frames_received": rx1["frames_received"], "pattern_errors": rx1["pattern_errors"],
-           "missing_frames": rx1["missing_frames"], "error": stream.error(), "process_cpu_percent": cpu,
-           "frames_per_s": (rx1["frames_received"] - rx0["frames_received"]) / dt}
-    del stream, board
-    return out
+    return {"transfer_bytes": transfer_bytes, "transfers": transfers, "seconds": dt,
+            "bytes_per_s": (s1["usb"]["usb_bytes_transferred"] - s0["usb"]["usb_bytes_transferred"]) / dt,
+            "transfers_per_s": (s1["usb"]["usb_transfers_completed"] - s0["usb"]["usb_transfers_completed"]) / dt,
+            "frames_received": rx1["frames_received"], "pattern_errors": rx1["pattern_errors"],
+            "missing_frames": rx1["missing_frames"], "error": w.error,
+            "process_cpu_percent": w.process_cpu_s / (dt + 0.2) * 100,
+            "frames_per_s": (rx1["frames_received"] - rx0["frames_received"]) / dt}
 
 
 if __name__ == "__main__":

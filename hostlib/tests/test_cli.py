@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import hostlib
+from hostlib._process import processes
 
 from .conftest import REPO, requires_native
 
@@ -21,18 +22,7 @@ def hilrig(*args: str, cwd: Path, **kw) -> subprocess.Popen:
 
 def sim_pids(parent: int | None = None) -> set[int]:
     """Running hilrig-sim processes (zombies excluded), optionally only children of `parent`."""
-    pids = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
-            state, ppid = stat[stat.rindex(")") + 2 :].split()[:2]
-            if comm == "hilrig-sim" and state != "Z" and (parent is None or int(ppid) == parent):
-                pids.add(int(entry.name))
-    return pids
+    return processes("hilrig-sim", parent)
 
 
 def test_public_surface_is_what_all_says():
