@@ -12,10 +12,13 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .record import BenchRow
 from .search import Point, zero_loss_rate
+
+if TYPE_CHECKING:
+    from gnuradio import gr
 
 ITEM_BYTES = 4            # sc16
 UDP_CEILING_SPS = 1e9     # where the zero-loss searches start
@@ -23,7 +26,7 @@ UDP_HALVINGS = 16         # down to ~15 kS/s (GNU Radio's udp_source passes litt
 FRAME_BYTES = 8000
 
 
-def _timed(tb: Any) -> float:
+def _timed(tb: gr.top_block) -> float:
     t0 = time.perf_counter()
     tb.run()
     return time.perf_counter() - t0
@@ -100,7 +103,7 @@ def _udp_window(receiver: str, rate_sps: float, window_s: float) -> Point:
         src = hilrig.rig_source("sc16", 1, "udp", "127.0.0.1:0", FRAME_BYTES, 0, 0, True, rate_sps)
         chk = hilrig.pattern_check("sc16", 1, stats_interval_s=0)
         tb.connect(src, chk)
-        target: Any = src
+        target: object = src
     else:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:   # a free port for udp_source
             s.bind(("127.0.0.1", 0))

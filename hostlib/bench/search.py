@@ -18,7 +18,7 @@ says whether that window held; its range comes from a measured ceiling, not a li
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
@@ -115,7 +115,7 @@ class Point:
     ok: bool
     fps: float
     cpu: float | None = None
-    detail: dict[str, object] = field(default_factory=dict)
+    detail: Mapping[str, object] = field(default_factory=dict)
 
 
 def held(found: Found[Point]) -> Point:

@@ -36,7 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .._process import stop_process
 from .record import BenchRow
@@ -61,7 +61,21 @@ def _cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def client(url: str, frame_bytes: int, rate_sps: float, seconds: float, server_pid: int) -> dict[str, Any]:
+class ClientRun(TypedDict, total=False):
+    """A client run's JSON line (or only `error`)."""
+    rate_sps: float
+    seconds: float
+    samples: int
+    breaks: int
+    timeouts: int
+    errors: dict[str, int]          # readStream error code -> count
+    cpu_percent: float | None       # client + server process CPU over the window
+    module_missing_frames: int | None
+    module_pattern_errors: int | None
+    error: str
+
+
+def client(url: str, frame_bytes: int, rate_sps: float, seconds: float, server_pid: int) -> ClientRun:
     """Read CS16 from driver=hilrig through SoapyRemote for `seconds` after the first
     sample; the counter pattern (one u32 word per CS16 sample) is checked throughout."""
     import numpy as np
@@ -80,7 +94,7 @@ def client(url: str, frame_bytes: int, rate_sps: float, seconds: float, server_p
     last: int | None = None
     pos = 0
 
-    def check(words: Any) -> None:
+    def check(words: np.ndarray) -> None:
         nonlocal breaks, last
         if last is not None and int(words[0]) != (last + 1) & 0xFFFFFFFF:
             breaks += 1
@@ -198,7 +212,7 @@ class RemoteServer:
         self._tmp.cleanup()
 
 
-def run_client(server: RemoteServer, frame_bytes: int, rate_sps: float, seconds: float) -> dict[str, Any]:
+def run_client(server: RemoteServer, frame_bytes: int, rate_sps: float, seconds: float) -> ClientRun:
     """One client run in its own process: its JSON, or {"error": ...}."""
     if server.server is None:
         return {"error": "SoapySDRServer is not running"}
@@ -208,10 +222,11 @@ def run_client(server: RemoteServer, frame_bytes: int, rate_sps: float, seconds:
     lines = out.stdout.strip().splitlines()
     if out.returncode != 0 or not lines:
         return {"error": (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]}
-    return json.loads(lines[-1])
+    run: ClientRun = json.loads(lines[-1])
+    return run
 
 
-def zero_loss(r: dict[str, Any]) -> bool:
+def zero_loss(r: ClientRun) -> bool:
     """Every sample in order (no break in the pattern), no error return, the rate held."""
     return ("error" not in r and r["breaks"] == 0 and not r["errors"] and r["seconds"] > 0
             and r["samples"] >= 0.99 * r["rate_sps"] * r["seconds"])
