@@ -130,8 +130,19 @@ test-native: test-gr-blocks
 test-gr-blocks:
 	cd $(GR_BUILD) && ctest --output-on-failure --no-tests=error  # gr-hilrig QA + GRC load test
 
+# Two xdist workers, a test file each at a time (a file's module fixtures, such as its
+# InfluxDB servers, start once); then the `serial` tests alone: they measure what the
+# machine can carry (a rate search), which a second worker's load would change. Every
+# test picks its own ports, rings and lock directory. Neither part may find no test
+# (pytest exits 5). `slow`: long benchmarks, run by make test-slow, not here.
+PYTEST_WORKERS ?= 2
 test-python:
-	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs hostlib/tests
+	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) --dist loadfile -m "not serial and not slow" hostlib/tests
+	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -p no:xdist -m "serial and not slow" hostlib/tests
+
+.PHONY: test-slow
+test-slow: build
+	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -m slow hostlib/tests
 
 # RTL (firmware/): cocotb on Icarus and Verilator, Verilator lint, yosys iCE40 synthesis with
 # cell budgets, nextpnr-ice40 place and route (fmax printed), the packetizer BMC (yosys-smtbmc, z3).
