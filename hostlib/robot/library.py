@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from robot.api import logger
 from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from .._exceptions import ConfigError, HilrigError
+from ..dsl.case import Case
 from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
@@ -55,7 +56,7 @@ NOTHING_TESTED = "Nothing Was Tested"
 
 # Cases behind the generated tests, by index (the keyword's argument); the YAML
 # parser fills it while Robot builds the suites, the listener while it expands.
-CASES: list[Any] = []
+CASES: list[Case] = []
 LOAD_ERRORS: list[str] = []
 
 
@@ -66,23 +67,29 @@ def resolve_rig_path(value: str | None) -> Path:
     return Path(default_rig_path((value or "").strip() or None))
 
 
-def _variable(name: str, default: Any = "") -> Any:
+def _variable(name: str, default: object = "") -> object:
     value = BuiltIn().get_variable_value(f"${{{name}}}")
     return default if value is None else value
 
 
-def _truthy(value: Any) -> bool:
+def _robot_tags(option: str) -> list[str]:
+    """Robot's own --include or --exclude patterns (`${OPTIONS}`)."""
+    options = BuiltIn().get_variable_value("${OPTIONS}")
+    return [str(t) for t in options[option]] if options else []
+
+
+def _truthy(value: object) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def add_case_test(suite, case: Any):
+def add_case_test(suite, case: Case):
     """One test calling `Run Hilrig Case <index>`, named and tagged like the case."""
     test = suite.tests.create(name=case.test_name, tags=case_tags(case), lineno=case.source_line)
     bind_case(test, case)
     return test
 
 
-def bind_case(test, case: Any) -> None:
+def bind_case(test, case: Case) -> None:
     """The test runs `case`: its body becomes `Run Hilrig Case <index>`."""
     CASES.append(case)
     test.metadata["source"] = f"{case.source_file}:{case.source_line}"
@@ -104,7 +111,7 @@ def add_load_error_test(suite, text: str, where: str):
     return test
 
 
-def _case_of(test) -> Any | None:
+def _case_of(test) -> Case | None:
     for step in test.body:
         if getattr(step, "name", None) == RUN_KEYWORD and step.args:
             return CASES[int(step.args[0])]
@@ -170,11 +177,8 @@ class HilrigLibrary:
         """Expand placeholders and apply the variable and ${OPTIONS} selection everywhere."""
         from ..session import RunSession
 
-        options = _variable("OPTIONS", None)
-        robot_include, robot_exclude = ([str(t) for t in options.include], [str(t) for t in options.exclude]) \
-            if options else ([], [])
-        include = [str(_variable("TAG")), str(_variable("INCLUDE")), *robot_include]
-        exclude = [str(_variable("EXCLUDE")), *robot_exclude]
+        include = [str(_variable("TAG")), str(_variable("INCLUDE")), *_robot_tags("include")]
+        exclude = [str(_variable("EXCLUDE")), *_robot_tags("exclude")]
         self._selection = Selection.of(names=str(_variable("CASE")), include=include, exclude=exclude)
         self.session = RunSession(resolve_rig_path(str(_variable("RIG"))),
                                   require_devices=_truthy(_variable("REQUIRE_DEVICES", "false")),
@@ -335,7 +339,7 @@ class YamlParser:
 
     extension = ("yaml", "yml")
 
-    def parse(self, source: Path, defaults) -> Any:
+    def parse(self, source: Path, defaults):
         from robot.running import TestSuite
 
         from ..dsl.loader import load_file
