@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .results.record import EXIT_NOTHING_TESTED, Verdict
 from .results.verdict import message_line
 from .selection import Selection, case_tags
+
+if TYPE_CHECKING:
+    from .dsl.case import Case
 
 _SESSION_KEY = pytest.StashKey[Any]()
 _ITEMS_KEY = pytest.StashKey[int]()
@@ -100,7 +103,7 @@ class CaseFailed(Exception):
 
 
 class CaseItem(pytest.Item):
-    def __init__(self, *, case: Any, **kw):
+    def __init__(self, *, case: Case, **kw):
         super().__init__(**kw)
         self.case = case
         known = self.config.stash.setdefault(_MARKERS_KEY, set())

@@ -1,20 +1,975 @@
 *** Settings ***
-Documentation     hilrig YAML cases.
+Documentation     hilrig YAML cases: one Robot test per case and sweep point under this directory.
 ...
-...               One Robot test per YAML case and sweep point under this directory. HilrigLibrary is also a listener: when this suite starts
-...               it replaces the placeholder test below with the expanded cases.
+...               Written by `python -m hostlib.robot.suite <dir>` from the YAML (a test checks it is current);
+...               HilrigLibrary binds each test to its YAML case when the run starts, so Robot's
+...               own --test, --include, --exclude and --rerunfailed select cases as in any suite.
 ...
 ...               Rig: --variable RIG:<name or path> (or $HILRIG_RIG), default rigs/sim.yaml.
-...               Select: --variable "CASE:<exact test name, brackets and all, or a * glob>"
-...               --variable "TAG:<tag expression: AND/OR/NOT, globs>"  --variable EXCLUDE:<tag expression>;
-...               Robot's own --exclude works too. For Robot's --test/--include run the YAML parser instead:
-...               robot --parser hostlib.robot.YamlParser testcases/
+...               Select also with --variable "CASE:<exact test name or a * glob>",
+...               --variable "TAG:<tag expression>", --variable EXCLUDE:<tag expression>.
 ...               --variable REQUIRE_DEVICES:true fails a test whose listed device is not attached.
 Library           hostlib.robot.HilrigLibrary
 
 
 *** Test Cases ***
 Hilrig Cases
-    [Documentation]    Placeholder, replaced by one test per YAML case when the suite starts.
+    [Documentation]    Stands in for YAML cases added since this file was written (the listener adds them).
     [Tags]    hilrig:placeholder
-    Fail    HilrigLibrary did not expand the YAML cases (is hostlib importable and the library a listener?)
+    Fail    HilrigLibrary did not bind the YAML cases (is hostlib importable and the library a listener?)
+
+RX b210 usb
+    [Tags]    device:usrp    transport:usb    direction:rx    uhd    usb
+    Run Hilrig Case
+
+RX soapy [transport.kind=udp]
+    [Tags]    device:soapy_sim    transport:udp    direction:rx    smoke    soapy
+    Run Hilrig Case
+
+RX soapy [transport.kind=shm]
+    [Tags]    device:soapy_sim    transport:shm    direction:rx    smoke    soapy
+    Run Hilrig Case
+
+RX uhd
+    [Tags]    device:usrp    transport:udp    direction:rx    uhd
+    Run Hilrig Case
+
+RTL RX UDP 1 MS/s
+    [Tags]    device:rtl    transport:udp    direction:rx    rtl
+    Run Hilrig Case
+
+RTL RX shm 1 MS/s
+    [Tags]    device:rtl    transport:shm    direction:rx    rtl
+    Run Hilrig Case
+
+RTL TX UDP 1 MS/s
+    [Tags]    device:rtl    transport:udp    direction:tx    rtl
+    Run Hilrig Case
+
+RTL loopback shm 1 MS/s
+    [Tags]    device:rtl    transport:shm    direction:loopback    rtl
+    Run Hilrig Case
+
+RTL RX UDP injected faults
+    [Tags]    device:rtl    transport:udp    direction:rx    rtl    faults
+    Run Hilrig Case
+
+RTL TX UDP injected faults
+    [Tags]    device:rtl    transport:udp    direction:tx    rtl    faults
+    Run Hilrig Case
+
+RTL RX USB2 1 MS/s
+    [Tags]    device:rtl    transport:usb    direction:rx    rtl    usb
+    Run Hilrig Case
+
+GR RX UDP 5 MS/s
+    [Tags]    device:dut    transport:udp    direction:rx    gnuradio
+    Run Hilrig Case
+
+GR RX shm 2 channels sc8
+    [Tags]    device:dut    transport:shm    direction:rx    gnuradio
+    Run Hilrig Case
+
+GR RX shm injected faults
+    [Tags]    device:dut    transport:shm    direction:rx    gnuradio    faults
+    Run Hilrig Case
+
+GR lab chain grc UDP fc32
+    [Tags]    device:dut    transport:udp    direction:rx    gnuradio    lab_flowgraph
+    Run Hilrig Case
+
+GR lab chain py 2 channels soapy
+    [Tags]    device:soapy_sim    transport:shm    direction:rx    gnuradio    lab_flowgraph    soapy
+    Run Hilrig Case
+
+GR lab chain grc injected faults
+    [Tags]    device:dut    transport:shm    direction:rx    gnuradio    lab_flowgraph    faults
+    Run Hilrig Case
+
+GR soapy RX UDP 5 MS/s
+    [Tags]    device:soapy_sim    transport:udp    direction:rx    gnuradio    soapy
+    Run Hilrig Case
+
+GR soapy RX shm 2 channels sc8
+    [Tags]    device:soapy_sim    transport:shm    direction:rx    gnuradio    soapy
+    Run Hilrig Case
+
+GR soapy RX shm injected faults
+    [Tags]    device:soapy_sim    transport:shm    direction:rx    gnuradio    soapy    faults
+    Run Hilrig Case
+
+GR USRP RX 1 MS/s
+    [Tags]    device:usrp    transport:usb    direction:rx    gnuradio    uhd
+    Run Hilrig Case
+
+Loopback UDP 10 MS/s
+    [Tags]    device:dut    transport:udp    direction:loopback    smoke
+    Run Hilrig Case
+
+Loopback shm 10 MS/s
+    [Tags]    device:dut    transport:shm    direction:loopback    smoke
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=1, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=1, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=1, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=1, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=2, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=2, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=2, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=2, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=4, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=4, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=4, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=1392, channels=4, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=1, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=1, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=1, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=1, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=2, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=2, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=2, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=2, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=4, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=4, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=4, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=4000, channels=4, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=1, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=1, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=1, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=1, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=2, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=2, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=2, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=2, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=4, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=4, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=4, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=16000, channels=4, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=1, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=1, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=1, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=1, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=2, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=2, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=2, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=2, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=4, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=4, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=4, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=32000, channels=4, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=1, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=1, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=1, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=1, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=2, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=2, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=2, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=2, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=4, decimation=1000]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=4, decimation=100]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=4, decimation=10]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference [transport.frame_bytes=64992, channels=4, decimation=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=1392, channels=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=1392, channels=2]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=1392, channels=4]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=4000, channels=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=4000, channels=2]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=4000, channels=4]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=16000, channels=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=16000, channels=2]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=16000, channels=4]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=32000, channels=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=32000, channels=2]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=32000, channels=4]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=64992, channels=1]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=64992, channels=2]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+UDP reference unlimited [transport.frame_bytes=64992, channels=4]
+    [Tags]    device:dut    transport:udp    direction:rx    reference    unlimited
+    Run Hilrig Case
+
+USB2 table RX 16 KiB x 2 MiB
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table
+    Run Hilrig Case
+
+USB2 table TX 16 KiB x 2 MiB
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table
+    Run Hilrig Case
+
+USB2 table rx+tx 16 KiB x 2 MiB
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table
+    Run Hilrig Case
+
+USB2 table RX 4 KiB x 32 KiB
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 4 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 8 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 16 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 32 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 64 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 64 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 64 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 64 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 64 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 64 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 128 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 128 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 128 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 128 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid RX 128 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 4 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 8 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 16 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 32 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 64 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 64 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 64 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 64 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 64 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 64 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 128 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 128 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 128 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 128 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid TX 128 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 4 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 8 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 16 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=32 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 32 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 64 KiB [transport.buffer_bytes=64 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 64 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 64 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 64 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 64 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 64 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 128 KiB [transport.buffer_bytes=128 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 128 KiB [transport.buffer_bytes=256 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 128 KiB [transport.buffer_bytes=512 KiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 128 KiB [transport.buffer_bytes=1 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+USB2 table grid rx+tx 128 KiB [transport.buffer_bytes=2 MiB]
+    [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
+    Run Hilrig Case
+
+RX shm [decimation=200]
+    [Tags]    device:dut    transport:shm    direction:rx    smoke
+    Run Hilrig Case
+
+RX shm [decimation=20]
+    [Tags]    device:dut    transport:shm    direction:rx    smoke
+    Run Hilrig Case
+
+RX shm [decimation=8]
+    [Tags]    device:dut    transport:shm    direction:rx    smoke
+    Run Hilrig Case
+
+RX UDP 1 MS/s
+    [Tags]    device:dut    transport:udp    direction:rx    smoke
+    Run Hilrig Case
+
+RX UDP 10 MS/s
+    [Tags]    device:dut    transport:udp    direction:rx    smoke
+    Run Hilrig Case
+
+RX UDP 25 MS/s
+    [Tags]    device:dut    transport:udp    direction:rx
+    Run Hilrig Case
+
+rx+tx UDP 10 MS/s
+    [Tags]    device:dut    transport:udp    direction:rx+tx    smoke
+    Run Hilrig Case
+
+rx+tx shm 10 MS/s
+    [Tags]    device:dut    transport:shm    direction:rx+tx    smoke
+    Run Hilrig Case
+
+RX UDP frame size [transport.frame_bytes=1400]
+    [Tags]    device:dut    transport:udp    direction:rx    sweep
+    Run Hilrig Case
+
+RX UDP frame size [transport.frame_bytes=4000]
+    [Tags]    device:dut    transport:udp    direction:rx    sweep
+    Run Hilrig Case
+
+RX UDP frame size [transport.frame_bytes=8000]
+    [Tags]    device:dut    transport:udp    direction:rx    sweep
+    Run Hilrig Case
+
+TX UDP 10 MS/s
+    [Tags]    device:dut    transport:udp    direction:tx    smoke
+    Run Hilrig Case
+
+USB2 RX 4 MS/s
+    [Tags]    device:dut    transport:usb    direction:rx    usb
+    Run Hilrig Case
+
+USB3 RX 50 MS/s
+    [Tags]    device:dut    transport:usb    direction:rx    usb
+    Run Hilrig Case
+
+USB2 TX 8 MS/s
+    [Tags]    device:dut    transport:usb    direction:tx    usb
+    Run Hilrig Case
+
+USB2 RX injected faults
+    [Tags]    device:dut    transport:usb    direction:rx    usb    faults
+    Run Hilrig Case
+
+USB2 RX device gone
+    [Tags]    device:dut    transport:usb    direction:rx    usb    device-gone
+    Run Hilrig Case
+
+USB2 rx+tx 4 MS/s
+    [Tags]    device:dut    transport:usb    direction:rx+tx    usb
+    Run Hilrig Case
+
+USB3 rx+tx 20 MS/s
+    [Tags]    device:dut    transport:usb    direction:rx+tx    usb
+    Run Hilrig Case
+
+USB2 loopback 4 MS/s
+    [Tags]    device:dut    transport:usb    direction:loopback    usb
+    Run Hilrig Case

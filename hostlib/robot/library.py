@@ -1,19 +1,27 @@
 """HilrigLibrary: the Robot Framework face of hilrig (a keyword library and a listener v3),
 thin over hostlib.session.RunSession.
 
-Two ways the YAML cases become Robot tests, one test per case and sweep point:
+Three ways the YAML cases become Robot tests, one test per case and sweep point:
 
-* `robot testcases/` (no options): the thin suite testcases/hilrig.robot holds one
-  placeholder test; when the run starts this listener replaces it with the cases
-  found under the suite file's directory. Robot filters `--test/--include` before
-  listeners run, so select with variables, which use hostlib.selection:
+* `robot testcases/` (no options): testcases/hilrig.robot lists every case by test
+  name and tags (written by `python -m hostlib.robot.suite testcases/`, hostlib.robot.suite).
+  Robot's own `--test`, `--include`, `--exclude` and `--rerunfailed` select among them
+  as in any suite; when the run starts this listener binds each listed test to its
+  YAML case (a listed name with no case fails, naming the fix).
+* A placeholder test (tag hilrig:placeholder) stands in for cases the file does not
+  list: a thin suite of only the placeholder expands every case under its folder,
+  and the shipped file's placeholder adds cases written after it (when Robot's
+  selection left the placeholder in).
+* `robot --parser hostlib.robot.YamlParser DIR/` (a lab's own folder of YAML, no
+  .robot file needed): every YAML file is a suite whose tests exist before Robot
+  filters.
+
+Variables select too, with hostlib.selection (the rules of `hilrig run` and pytest):
       --variable "CASE:<exact name, brackets and all, or a * glob>"
       --variable "TAG:<tag expression>"   (AND / OR / NOT, globs; INCLUDE is the same)
       --variable "EXCLUDE:<tag expression>"
-  Robot's own `--exclude` is applied here too (from ${OPTIONS}).
-* `robot --parser hostlib.robot.YamlParser DIR/` (a lab's own folder of YAML, no
-  .robot file needed): every YAML file is a suite whose tests exist before Robot
-  filters, so Robot's own `--test/--include/--exclude` apply as usual.
+Robot's `--include`/`--exclude` (from ${OPTIONS}) join them. A case tagged `grid` runs
+only when asked for: by an include naming it, or by Robot's `--test`/`--rerunfailed`.
 
 RIG: a rig name (rigs/<name>.yaml) or a path; else $HILRIG_RIG; else rigs/sim.yaml.
 REQUIRE_DEVICES:true: a device the rig lists but that is not attached fails the test
@@ -25,29 +33,30 @@ with a failing test "Nothing Was Tested".
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from robot.api import logger
 from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from .._exceptions import ConfigError, HilrigError
+from ..dsl.case import Case
 from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
 from ..selection import Selection, case_tags
+from .suite import PLACEHOLDER_TAG, REGENERATE, RUN_KEYWORD, SUITE_FILE
 
 if TYPE_CHECKING:
     from ..session import RunSession
 
-PLACEHOLDER_TAG = "hilrig:placeholder"
-RUN_KEYWORD = "Run Hilrig Case"
 NOTHING_TESTED = "Nothing Was Tested"
 
 # Cases behind the generated tests, by index (the keyword's argument); the YAML
 # parser fills it while Robot builds the suites, the listener while it expands.
-CASES: list[Any] = []
+CASES: list[Case] = []
 LOAD_ERRORS: list[str] = []
 
 
@@ -58,22 +67,39 @@ def resolve_rig_path(value: str | None) -> Path:
     return Path(default_rig_path((value or "").strip() or None))
 
 
-def _variable(name: str, default: Any = "") -> Any:
+def _variable(name: str, default: object = "") -> object:
     value = BuiltIn().get_variable_value(f"${{{name}}}")
     return default if value is None else value
 
 
-def _truthy(value: Any) -> bool:
+def _robot_tags(option: str) -> list[str]:
+    """Robot's own --include or --exclude patterns (`${OPTIONS}`)."""
+    options = BuiltIn().get_variable_value("${OPTIONS}")
+    return [str(t) for t in options[option]] if options else []
+
+
+def _truthy(value: object) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def add_case_test(suite, case: Any):
+def add_case_test(suite, case: Case):
     """One test calling `Run Hilrig Case <index>`, named and tagged like the case."""
-    CASES.append(case)
-    test = suite.tests.create(name=case.test_name, tags=case_tags(case), lineno=case.source_line,
-                              metadata={"source": f"{case.source_file}:{case.source_line}"})
-    test.body.create_keyword(name=RUN_KEYWORD, args=[str(len(CASES) - 1)])
+    test = suite.tests.create(name=case.test_name, tags=case_tags(case), lineno=case.source_line)
+    bind_case(test, case)
     return test
+
+
+def bind_case(test, case: Case) -> None:
+    """The test runs `case`: its body becomes `Run Hilrig Case <index>`."""
+    CASES.append(case)
+    test.metadata["source"] = f"{case.source_file}:{case.source_line}"
+    test.body.clear()
+    test.body.create_keyword(name=RUN_KEYWORD, args=[str(len(CASES) - 1)])
+
+
+def _listed(test) -> bool:
+    """A test the suite file lists by name: its body is `Run Hilrig Case` with no argument."""
+    return len(test.body) == 1 and getattr(test.body[0], "name", None) == RUN_KEYWORD and not test.body[0].args
 
 
 def add_load_error_test(suite, text: str, where: str):
@@ -85,7 +111,7 @@ def add_load_error_test(suite, text: str, where: str):
     return test
 
 
-def _case_of(test) -> Any | None:
+def _case_of(test) -> Case | None:
     for step in test.body:
         if getattr(step, "name", None) == RUN_KEYWORD and step.args:
             return CASES[int(step.args[0])]
@@ -151,9 +177,8 @@ class HilrigLibrary:
         """Expand placeholders and apply the variable and ${OPTIONS} selection everywhere."""
         from ..session import RunSession
 
-        options = _variable("OPTIONS", None)
-        include = [str(_variable("TAG")), str(_variable("INCLUDE"))]
-        exclude = [str(_variable("EXCLUDE")), *([str(t) for t in options.exclude] if options else [])]
+        include = [str(_variable("TAG")), str(_variable("INCLUDE")), *_robot_tags("include")]
+        exclude = [str(_variable("EXCLUDE")), *_robot_tags("exclude")]
         self._selection = Selection.of(names=str(_variable("CASE")), include=include, exclude=exclude)
         self.session = RunSession(resolve_rig_path(str(_variable("RIG"))),
                                   require_devices=_truthy(_variable("REQUIRE_DEVICES", "false")),
@@ -164,24 +189,56 @@ class HilrigLibrary:
             self._prepare_suite(suite, parsed)
 
     def _prepare_suite(self, suite, parsed: bool) -> None:
-        from ..dsl import load_cases
-
         tests = list(suite.tests)
-        if any(PLACEHOLDER_TAG in t.tags for t in tests):
-            keep = [t for t in tests if PLACEHOLDER_TAG not in t.tags]
-            suite.tests = keep
-            if parsed:
-                return  # the YAML parser made the tests already; the placeholder stands down
-            suite_dir = Path(suite.source).parent if suite.source else Path.cwd()
-            try:
-                for case in self._selection.apply(load_cases([suite_dir])):
-                    add_case_test(suite, case)
-            except HilrigError as exc:
-                add_load_error_test(suite, str(exc), str(suite_dir))
+        placeholder = any(PLACEHOLDER_TAG in t.tags for t in tests)
+        if placeholder or any(_listed(t) for t in tests):
+            suite.tests = [t for t in tests if PLACEHOLDER_TAG not in t.tags]
+            if not parsed:  # else the YAML parser made the tests already; the placeholder stands down
+                self._bind_suite(suite, placeholder)
             return
         chosen = [t for t in tests if _case_of(t) is None or self._selection.matches(_case_of(t))]
         if len(chosen) != len(tests):
             suite.tests = chosen
+
+    def _bind_suite(self, suite, placeholder: bool) -> None:
+        """Bind the listed tests Robot selected to their YAML cases; with the placeholder
+        still in (Robot selected nothing away), add the cases the file does not list."""
+        from ..dsl import load_cases
+
+        suite_dir = Path(suite.source).parent if suite.source else Path.cwd()
+        listed = [t for t in suite.tests if _listed(t)]
+        try:
+            cases = load_cases([suite_dir])
+        except HilrigError as exc:
+            suite.tests = [t for t in suite.tests if not _listed(t)]
+            add_load_error_test(suite, str(exc), str(suite_dir))
+            return
+        by_name = {c.test_name: c for c in cases}
+        selection = self._selection
+        if not placeholder:  # Robot's --test/--include/--rerunfailed chose these by name
+            selection = dataclasses.replace(selection, names=selection.names or tuple(t.name for t in listed))
+        keep = []
+        for test in suite.tests:
+            case = by_name.get(test.name) if _listed(test) else None
+            if _listed(test) and case is None:
+                test.body.clear()
+                test.body.create_keyword(name="Fail", args=[
+                    f"{SUITE_FILE} lists {test.name!r} but no YAML case under {suite_dir} has that name; "
+                    f"rewrite the suite file: {REGENERATE} {suite_dir}"])
+            elif case is not None:
+                if not selection.matches(case):
+                    continue
+                bind_case(test, case)
+            keep.append(test)
+        suite.tests = keep
+        unlisted = [c for c in cases if c.test_name not in {t.name for t in listed}]
+        if placeholder:
+            for case in selection.apply(unlisted):
+                add_case_test(suite, case)
+        if unlisted and (listed or not placeholder):
+            logger.warn(f"hilrig: {len(unlisted)} YAML case(s) under {suite_dir} are not listed in {SUITE_FILE} "
+                        f"(e.g. {unlisted[0].test_name!r}); Robot's --test/--include cannot select them: "
+                        f"{REGENERATE} {suite_dir}")
 
     def end_test(self, data, result) -> None:
         case_result, self._logged_result = self._logged_result, None
@@ -282,7 +339,7 @@ class YamlParser:
 
     extension = ("yaml", "yml")
 
-    def parse(self, source: Path, defaults) -> Any:
+    def parse(self, source: Path, defaults):
         from robot.running import TestSuite
 
         from ..dsl.loader import load_file

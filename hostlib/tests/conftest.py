@@ -117,3 +117,14 @@ def write_case(tmp_path):
         return load_cases([path])
 
     return _write
+
+
+def thin_robot_suite(directory: Path) -> Path:
+    """directory/hilrig.robot holding only the placeholder: when the run starts it becomes
+    one test per YAML case under `directory` (the shipped testcases/hilrig.robot lists the
+    shipped cases by name, so a copy of it elsewhere would list cases that are not there)."""
+    from hostlib.robot.suite import SUITE_FILE, suite_text
+
+    path = directory / SUITE_FILE
+    path.write_text(suite_text([]))
+    return path

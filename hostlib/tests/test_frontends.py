@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, requires_native, skip_unless_required
+from .conftest import REPO, requires_native, skip_unless_required, thin_robot_suite
 
 pytestmark = requires_native
 
@@ -192,7 +192,7 @@ def html_messages(test) -> list[str]:
 def test_robot_thin_suite_selection_marginal_and_error(lab, capfd):
     from robot.api import ExecutionResult
 
-    shutil.copy(REPO / "testcases" / "hilrig.robot", lab / "cases" / "hilrig.robot")
+    thin_robot_suite(lab / "cases")
     rig = f"RIG:{lab / 'rig.yaml'}"
     rc, tests, _, console = robot_run(lab, rig, f"CASE:{SWEEP_POINT}", log="log.html")
     assert rc == 0 and list(tests) == [SWEEP_POINT], console
@@ -228,7 +228,7 @@ def test_robot_thin_suite_selection_marginal_and_error(lab, capfd):
 
 
 def test_robot_nothing_tested_fails(lab):
-    shutil.copy(REPO / "testcases" / "hilrig.robot", lab / "cases" / "hilrig.robot")
+    thin_robot_suite(lab / "cases")
     rc, tests, _, _ = robot_run(lab, f"RIG:{lab / 'rig.yaml'}", "TAG:hardware")
     assert rc == 1 and tests["RX usrp"].status == "SKIP"
     assert tests["Nothing Was Tested"].message.startswith("nothing was tested: all 1 selected case(s) SKIPped")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from line_protocol_parser import parse_line
 
-from hostlib.tests.conftest import requires_native
+from hostlib.tests.conftest import requires_native, thin_robot_suite
 from hostlib.tests.influx_servers import *  # noqa: F401,F403  (fixtures)
 from hostlib.tests.influx_servers import ADMIN_PASSWORD, ADMIN_USER, DEBIAN_INFLUXD, InfluxServer
 
@@ -70,7 +70,7 @@ def robot(suite: Path, rig: Path, out: Path, env: dict | None = None) -> subproc
 def starter_suite(tmp: Path, cases=STARTER_CASES) -> Path:
     suite = tmp / "suite"
     suite.mkdir()
-    shutil.copy(REPO / "testcases" / "hilrig.robot", suite / "hilrig.robot")
+    thin_robot_suite(suite)
     for rel in cases:
         shutil.copy(REPO / "testcases" / rel, suite / Path(rel).name)
     return suite

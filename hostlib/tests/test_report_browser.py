@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hostlib.tests.conftest import requires_native, skip_unless_required
+from hostlib.tests.conftest import requires_native, skip_unless_required, thin_robot_suite
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -62,7 +61,7 @@ def real_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     suite = tmp / "suite"
     suite.mkdir()
-    shutil.copy(REPO / "testcases" / "hilrig.robot", suite)
+    thin_robot_suite(suite)
     (suite / "sweep.yaml").write_text(SWEEP_CASE)
     (suite / "drops.yaml").write_text(FAIL_CASE)
     rig = tmp / "rig.yaml"

@@ -141,7 +141,9 @@ def test_yaml_cases_pass_against_the_rtl(name, sim_rig):
     if result.verdict != "PASS" and "host-limited" in result.message:
         result = run_case(case, sim_rig, run_id="test")   # the machine was busy: once more
     m = result.metrics
-    assert result.verdict == "PASS", (result.message, m)
+    # A pass: PASS, or PASS (marginal) when a busy machine's timing leaves the rate
+    # inside its limit but outside the marginal band (the counts below are exact).
+    assert result.verdict.passed, (result.message, m)
     if "faults" in name:  # the injected truth, counted exactly by the host (RX) or the RTL checker (TX)
         assert m["injected_drop_frames"] == m["missing_frames"] == 2
         assert m["injected_corrupt_samples"] == m["pattern_errors"] == 5

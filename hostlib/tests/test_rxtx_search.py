@@ -165,6 +165,7 @@ thresholds:
 
 
 @requires_native
+@pytest.mark.serial  # a rate search: which steps hold depends on the CPU it gets
 def test_search_finds_the_highest_rate_that_holds(write_case, sim_rig):
     # USB 2 carries 53.248 MB/s: decimation 6 (42.7 MB/s) fits, 4 (64 MB/s) cannot.
     [case] = write_case(SEARCH.format(name="usb2", throughput=">= 97% of rate"))
@@ -182,6 +183,7 @@ def test_search_finds_the_highest_rate_that_holds(write_case, sim_rig):
 
 
 @requires_native
+@pytest.mark.serial  # a rate search: which steps hold depends on the CPU it gets
 def test_a_search_where_nothing_holds_fails_naming_the_rates(write_case, sim_rig):
     [case] = write_case(SEARCH.format(name="none", throughput=">= 101% of rate"))
     result = run_case(case, sim_rig, run_id="t")

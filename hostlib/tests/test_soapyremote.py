@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
+
 from hostlib.tests.conftest import requires_native, skip_unless_required
 
 pytestmark = requires_native
 
 
+@pytest.mark.serial  # judges the sample rate over a wall-clock second (the bench's zero-loss rule)
 def test_soapyremote_serves_driver_hilrig_without_avahi():
     from hostlib.bench import soapyremote
 
