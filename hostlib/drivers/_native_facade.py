@@ -72,7 +72,7 @@ def have(feature: str) -> bool:
     return bool(getattr(native(), f"HAVE_{feature}", False))
 
 
-def _construct(cls_name: str, cfg: Config, where: str, role: str):  # noqa: ANN202  the native handle (untyped)
+def _construct(cls_name: str, cfg: Config, where: str, role: str):
     """native().<cls_name>(cfg), its errors as hilrig errors naming `where`."""
     try:
         return getattr(native(), cls_name)(dict(cfg))

@@ -83,11 +83,18 @@ def source_spec_rig(cfg: Mapping[str, object], cpu_format: str) -> SourceSpec:
     if not isinstance(t, dict):
         raise ConfigError(f"stream config has no transport section: {dict(cfg)}")
     # udp: host:port to bind; shm: "" (the ring is created here, the simulator opens it)
-    address = f"{t.get('host') or '127.0.0.1'}:{int(t.get('port') or 0)}" if t["kind"] == "udp" else ""
-    return SourceSpec("hilrig_rig_source", cpu_format, int(cfg["channels"]), {
-        "transport": t["kind"], "address": address, "frame_bytes": int(cfg["frame_bytes"]),
-        "ring_slots": int(t.get("slots") or 0), "socket_buffer_bytes": int(t.get("socket_buffer_bytes") or 0),
-        "stop_on_eob": True, "rate_sps": float(str(cfg["rate_sps"]))}, rate_sps=float(str(cfg["rate_sps"])))
+    address = f"{t.get('host') or '127.0.0.1'}:{_int(t.get('port'))}" if t["kind"] == "udp" else ""
+    rate = cfg["rate_sps"]
+    rate_sps = float(rate) if isinstance(rate, (int, float)) else 0.0
+    return SourceSpec("hilrig_rig_source", cpu_format, _int(cfg["channels"]), {
+        "transport": str(t["kind"]), "address": address, "frame_bytes": _int(cfg["frame_bytes"]),
+        "ring_slots": _int(t.get("slots")), "socket_buffer_bytes": _int(t.get("socket_buffer_bytes")),
+        "stop_on_eob": True, "rate_sps": rate_sps}, rate_sps=rate_sps)
+
+
+def _int(value: object) -> int:
+    """A config number (0 when unset)."""
+    return int(value) if isinstance(value, (int, float)) else 0
 
 
 def source_spec_soapy(case: Case, device_args: str, stream_args: dict[str, str], cpu_format: str,
@@ -120,7 +127,7 @@ def source_spec_uhd(case: Case, device_args: str, cpu_format: str, frequency_hz:
                         "channels": list(range(int(case.channels))), "args": args}}, settings)
 
 
-def make_source(spec: SourceSpec):  # noqa: ANN201  a GNU Radio block (the bindings are untyped)
+def make_source(spec: SourceSpec):
     """The block of `spec`, made and set up (rates, clock, tuning)."""
     p, s = spec.params, spec.settings
     if spec.block == "hilrig_rig_source":
@@ -141,7 +148,10 @@ def make_source(spec: SourceSpec):  # noqa: ANN201  a GNU Radio block (the bindi
     if spec.block == "uhd_usrp_source":
         from gnuradio import uhd
 
-        src = uhd.usrp_source(p["device_addr"], uhd.stream_args(**p["stream_args"]))
+        stream_args = p["stream_args"]
+        if not isinstance(stream_args, dict):
+            raise ValueError(f"usrp_source stream_args {stream_args!r} is not a mapping")
+        src = uhd.usrp_source(p["device_addr"], uhd.stream_args(**stream_args))
         src.set_clock_rate(s["clock_rate"])
         src.set_samp_rate(s["samp_rate"])
         for ch in range(spec.channels):

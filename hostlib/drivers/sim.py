@@ -9,7 +9,6 @@ is the native core, the same code every other driver uses.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import selectors
@@ -18,7 +17,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TypedDict
 
@@ -130,13 +129,13 @@ class SimProcess:
         return f"simulator hilrig-sim (pid {self.pid}) {how}" + (f"; its last words: {tail}" if tail else "")
 
     def request(self, cmd: str, timeout_s: float = CONTROL_TIMEOUT_S,
-                watchdog: Callable[[], None] | None = None, **fields: object) -> SimAnswer:
+                watchdog: Callable[[], None] | None = None, fields: Mapping[str, object] | None = None) -> SimAnswer:
         """Send one command, wait for its one-line answer; DeviceError if the sim is gone.
         watchdog: called every WATCHDOG_PERIOD_S while the answer is awaited (it raises
         DeviceSilent when the stream has gone silent: a stopped simulator answers nothing)."""
         if self.proc.poll() is not None:
             raise DeviceError(f"{self.describe_exit()} (before {cmd!r})")
-        line = json.dumps({"cmd": cmd, **fields}) + "\n"
+        line = json.dumps({"cmd": cmd, **(fields or {})}) + "\n"
         try:
             self._stdin.write(line.encode())
             self._stdin.flush()
@@ -210,7 +209,7 @@ class SimDriver(Driver):
         self.sim: SimProcess | None = None
         self.rx: HostRx | None = None   # the native RxStream, or a flowgraph with its face (host: gnuradio)
         self.tx: NativeTx | None = None
-        self.usb: NativeUsb | None = None  # transport usb: the host's UsbEngine over the simulator's USB link (docs/usb.md)
+        self.usb: NativeUsb | None = None  # transport usb: the host's UsbEngine over the simulator's link (docs/usb.md)
         self._direction = "rx"
         self.effective_config: dict[str, object] = {}
         self.fault_plan: dict[str, object] = {}
@@ -274,7 +273,7 @@ class SimDriver(Driver):
                     self.rx = NativeRx(leg_cfg("rx"), case.location)
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest
-        answer = self._running.request("configure", **sim_cfg)
+        answer = self._running.request("configure", fields=sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
         # faults sit: the agreement test and the evidence read these.
         self.effective_config = answer.get("config", {})
@@ -297,7 +296,7 @@ class SimDriver(Driver):
             int(case.transport.frame_bytes), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
         if problems:
             raise ConfigError(f"{case.location}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
-        answer = self._running.request("configure", **sim_cfg)
+        answer = self._running.request("configure", fields=sim_cfg)
         self.effective_config = answer.get("config", {})
         self.fault_plan = answer.get("fault_plan", {})
         endpoint = answer.get("endpoint") or {}

@@ -159,11 +159,11 @@ class SoapyDriver(RadioDriver):
                 raise DeviceError(f"SoapySDR device {self._args()!r}: its simulator is gone: {sensors['error']}")
             return {}
         try:
-            counters = json.loads(sim)
+            counters: DeviceStats = json.loads(sim)
         except ValueError:
             raise DeviceError(f"SoapySDR device {self._args()!r} reported unreadable sim_stats: "
                               f"{sim[:200]!r}") from None
-        if not isinstance(counters, dict) or "unanswered_ms" in counters:
+        if "unanswered_ms" in counters:
             # alive but not answering (stopped): the last counters stand, the silence bound judges
             return self._last_sim_stats
         self._last_sim_stats = counters

@@ -13,6 +13,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from .._exceptions import ConfigError
+from .probe import Found
 
 __all__ = [
     "MANIFEST_NAME",
@@ -63,7 +64,8 @@ class Image:
         if self.devices.get("firmware") != getattr(entry, "firmware", None):   # the simulator's device core
             return False
         want = self.devices.get("args") or {}
-        return all(str((entry.args or {}).get(k)) == str(v) for k, v in want.items())
+        given = {k: str(v) for k, v in entry.args.given().items()}
+        return all(given.get(k) == str(v) for k, v in want.items())
 
 
 def load_images(path: Path | None = None) -> list[Image]:
@@ -123,18 +125,12 @@ class ImageRow:
     detail: str
 
 
-def image_rows(rig: Any, probe: Any, manifest: Path | None = None) -> list[ImageRow]:
-    """`hilrig rig check`: the attached devices (matched as check_rig matches them) against the
-    manifest; none without a manifest (manifest_path())."""
-    from .probe import _matches
+def image_rows(rig: Any, found_by_alias: dict[str, Found], manifest: Path | None = None) -> list[ImageRow]:
+    """`hilrig rig check`: the attached devices (each rig device's match, as check_rig found
+    it) against the manifest; none without a manifest (manifest_path())."""
     manifest = manifest or manifest_path()
     if manifest is None:
         return []
-    found_by_alias = {}
-    for alias, entry in rig.devices.items():
-        hits = [f for f in probe.found if f.kind == entry.driver and (entry.driver == "sim" or _matches(entry, f))]
-        if hits:
-            found_by_alias[alias] = hits[0]
     return compare_images(rig, found_by_alias, load_images(manifest))
 
 
