@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from hostlib.drivers.base import Snapshot
+from hostlib.counters import Snapshot
 from hostlib.dsl.faults import fault_fit
-from hostlib.engine.measure import compute_metrics, silence_error, silence_limit_s
+from hostlib.engine.measure import compute_metrics
+from hostlib.engine.silence import silence_error, silence_limit_s
 from hostlib.metrics import METRICS
 
 CASE = SimpleNamespace(direction="rx", sample_format="sc16", channels=1, rate_sps=1e6, bytes_per_sample=4,

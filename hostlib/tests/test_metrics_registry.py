@@ -21,7 +21,7 @@ def test_aliases_resolve_to_their_metric():
 def test_engine_reports_only_registered_metrics():
     from types import SimpleNamespace
 
-    from hostlib.drivers.base import Snapshot
+    from hostlib.counters import Snapshot
     from hostlib.engine.measure import compute_metrics
 
     case = SimpleNamespace(direction="loopback", sample_format="sc16", channels=2, rate_sps=1e6,
