@@ -88,13 +88,13 @@ class RadioDriver(Driver):
     @property
     def case(self) -> Case:
         if self._case is None:
-            raise DeviceError(f"{self.library} device {self.describe()!r} is not configured")
+            raise DeviceError(f"{self.describe()} is not configured")
         return self._case
 
     @property
     def _radio(self) -> Radio:
         if self.radio is None:
-            raise DeviceError(f"{self.library} device {self.describe()!r} is not open")
+            raise DeviceError(f"{self.describe()} is not open")
         return self.radio
 
     @classmethod
@@ -107,9 +107,12 @@ class RadioDriver(Driver):
             want["serial"] = str(entry.serial)
         return all(found.args.get(k) == v for k, v in want.items())
 
-    def describe(self) -> str:
-        """How the device is named in messages (its args string)."""
+    def args_text(self) -> str:
+        """The device's args string, as the library is given it."""
         return args_string(self.args.device_args(), self.device.serial)
+
+    def describe(self) -> str:
+        return f"{self.library} device {self.args_text()!r}"
 
     def rate_versions(self) -> dict[str, str]:
         if not self.configured:
@@ -122,7 +125,7 @@ class RadioDriver(Driver):
         try:
             self._radio.start()
         except RuntimeError as exc:
-            raise DeviceError(f"{self.library} device {self.describe()!r} did not start: {exc}") from exc
+            raise DeviceError(f"{self.describe()} did not start: {exc}") from exc
         return started
 
     def device_stats(self, stats: RadioStats) -> DeviceStats:
@@ -135,7 +138,7 @@ class RadioDriver(Driver):
         if stats.get("device_error"):
             # A stream error the device reported (readStream/deactivateStream, a UHD
             # error code, an exception out of the library): the device failed.
-            raise DeviceError(f"{self.library} device {self.describe()!r}: {stats.get('device_error')}")
+            raise DeviceError(f"{self.describe()}: {stats.get('device_error')}")
         return snap
 
     def stop(self) -> Snapshot:

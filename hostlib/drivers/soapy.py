@@ -92,7 +92,7 @@ class SoapyDriver(RadioDriver):
         self._native = radio
         self._info = radio.info()
 
-    def describe(self) -> str:
+    def args_text(self) -> str:
         return self._args()
 
     def versions(self) -> dict[str, str]:

@@ -54,7 +54,7 @@ class UhdDriver(RadioDriver):
             out.problems.append(str(exc))
         return out
 
-    def describe(self) -> str:
+    def args_text(self) -> str:
         return uhd_args(self.device, self._case)
 
     def open(self) -> None:

@@ -7,11 +7,11 @@ import json
 import subprocess
 import sys
 import textwrap
-from types import SimpleNamespace
 
 import pytest
 
 from hostlib import ConfigError, RunSession, Selection, Verdict
+from hostlib.dsl.case import Case, TransportSpec
 from hostlib.dsl.thresholds import ThresholdError, parse_threshold
 from hostlib.results.record import CaseResult, ErrorKind, iso_utc, utc_now
 from hostlib.selection import case_tags
@@ -26,10 +26,13 @@ results: {outbox: out/outbox, evidence: out/evidence}
 """
 
 
-def case(name: str, tags=(), direction="rx", kind="udp"):
-    return SimpleNamespace(name=name, test_name=name, device="dut", direction=direction, tags=tuple(tags),
-                           transport=SimpleNamespace(kind=kind), duration_s=1.0, warmup_s=0.25, rate_sps=1e6,
-                           source_file="x.yaml", source_line=1)
+def case(name: str, tags=(), direction="rx", kind="udp") -> Case:
+    """A real resolved case (what the loader gives), named and tagged as the test needs."""
+    return Case(name=name, test_name=name, source_file="x.yaml", source_line=1, device="dut", direction=direction,
+                channels=1, sample_format="sc16", master_clock_hz=1e6, decimation=1, interpolation=None,
+                rate_sps=1e6, transport=TransportSpec(kind=kind, frame_bytes=1040), duration_s=1.0, warmup_s=0.25,
+                pattern="counter", thresholds=(), tags=tuple(tags), timeout_s=10.0, faults={}, sweep_point={},
+                raw={})
 
 
 # ------------------------------------------------------------------ selection
