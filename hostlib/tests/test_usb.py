@@ -100,6 +100,19 @@ def test_usb_rig_entry_mistakes(tmp_path, args, text):
     assert f"{path}:{line}" in str(exc.value) and text in str(exc.value), str(exc.value)
 
 
+@requires_native
+def test_rig_check_of_a_usb_rig_says_what_is_missing():
+    """`hilrig rig check usb_board` (a usb board, not plugged in here) answers with a row,
+    not a traceback: the usb driver finds its board by the entry's match."""
+    import subprocess
+    import sys
+    check = subprocess.run([sys.executable, "-m", "hostlib", "rig", "check", "usb_board"], cwd=REPO,
+                           capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in check.stderr, check.stderr
+    assert "MISSING board (usb): no usb device matching vid_pid=1209:4852" in check.stdout, check.stdout
+    assert check.returncode == 0, check.stdout + check.stderr   # the rig does not require its devices
+
+
 # ------------------------------------------------------------------ the usb driver
 
 @requires_native
