@@ -21,6 +21,7 @@ from pathlib import Path
 from ..counters import Snapshot, counter, measured
 from ..dsl.case import LEGS, Case
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
+from ..transports import stream_config
 
 # The simulator's own record of what it injected (sim stats), reported as metrics.
 INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",
@@ -67,6 +68,51 @@ def combine_legs(legs: dict[str, dict[str, float]]) -> dict[str, float]:
         else:
             out[name] = float(max(values))
     return out
+
+
+def frames_per_delivery(case: Case) -> int:
+    """Frames that reach the receiving end at once: over USB a packed IN transfer
+    completes only when full, so the delivery unit is the transfer (docs/usb.md)."""
+    if case.transport.kind != "usb":
+        return 1
+    transfer_bytes = int(stream_config(case)["transport"]["transfer_bytes"])
+    return max(1, transfer_bytes // int(case.transport.frame_bytes))
+
+
+def fed_by_host(case: Case) -> bool:
+    """The host's sender feeds the stream's receiving end (tx, loopback, rx+tx's TX leg)."""
+    return any(leg in ("tx", "loopback") for leg in legs_of(case))
+
+
+def sender_excess_frames(case: Case, prev: Snapshot, cur: Snapshot) -> float:
+    """Frames the host's sender sent between two snapshots beyond what the rate asks:
+    > 0 while it fills its lead (a device FIFO and the transfers in flight, which a USB
+    sender fills at bus speed), about 0 once it runs at the rate."""
+    dt_s = (cur.taken_ns - prev.taken_ns) / 1e9
+    sent = counter(cur.host_tx, "frames_sent") - counter(prev.host_tx, "frames_sent")
+    return sent - dt_s * float(case.rate_sps) / case.samples_per_frame
+
+
+def throughput_ceiling(case: Case, window_s: float) -> float:
+    """The highest throughput_ratio a window can show: the rate plus one delivery (a
+    frame, a USB transfer) counted whole at its edge. Above it, the window counted
+    samples that were not its own: an accounting error, not a measurement."""
+    return 1.0 + frames_per_delivery(case) * case.samples_per_frame / (float(case.rate_sps) * max(window_s, 1e-9))
+
+
+def overcounted(case: Case, metrics: dict[str, float]) -> str | None:
+    """Why a run's throughput cannot be true (above throughput_ceiling), or None."""
+    legs = {leg: leg_metrics(metrics, leg) for leg in legs_of(case)} if case.direction == "rx+tx" else {"": metrics}
+    for leg, m in legs.items():
+        ratio, window_s = m.get("throughput_ratio"), m.get("duration_s")
+        if ratio is None or window_s is None:
+            continue
+        ceiling = throughput_ceiling(case, window_s)
+        if ratio > ceiling:
+            return (f"{leg + ' ' if leg else ''}throughput {ratio:.2%} of the rate over a {window_s:.3f} s window is "
+                    f"more than the window can hold ({ceiling:.2%}: the rate plus one delivery of "
+                    f"{frames_per_delivery(case)} frame(s)); the window counted samples that were not its own")
+    return None
 
 
 def bytes_per_tick(case: Case) -> int:

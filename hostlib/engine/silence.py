@@ -10,7 +10,7 @@ from .._exceptions import DeviceSilent
 from ..counters import Snapshot
 from ..drivers.base import Driver
 from ..dsl.case import Case
-from ..transports import stream_config
+from .measure import frames_per_delivery
 
 # A device that sends nothing for this long mid-run (after its first frame, before its
 # end of burst) is dead or stuck.
@@ -24,12 +24,8 @@ def silence_limit_s(case: Case) -> float:
     derived from the interval at which a live stream delivers, so a slow stream (low
     rate, large frames) is never flagged. Over USB a packed IN transfer completes only
     when full, so the delivery unit is the transfer (docs/usb.md), not the frame."""
-    frames_per_delivery = 1
-    if case.transport.kind == "usb":
-        transfer_bytes = int(stream_config(case)["transport"]["transfer_bytes"])
-        frames_per_delivery = max(1, transfer_bytes // int(case.transport.frame_bytes))
     frame_period_s = case.samples_per_frame / float(case.rate_sps)
-    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frames_per_delivery * frame_period_s)
+    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frames_per_delivery(case) * frame_period_s)
 
 
 def silence_error(case: Case, snap: Snapshot, limit_s: float | None = None) -> str | None:
