@@ -36,7 +36,7 @@ class DeviceEntry:
     fifo_frames: int | None = None      # device FIFO depth in frames (simulator), None = driver default
     firmware: str | None = None         # sim: the device core, "model" (C++) or "rtl" (firmware/rtl in Verilator)
     line: int | None = None             # where the entry is written
-    loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
+    loopback: dict[str, str] = field(default_factory=dict)  # attached cabling (port -> port)
 
     def describe_match(self) -> str:
         """What identifies the device in messages: its args and serial as written."""
@@ -94,7 +94,7 @@ class _DeviceModel(BaseModel):
                                                                min_length=1)
     # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
     transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default=["udp", "shm"], min_length=1)
-    loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
+    loopback: dict[str, str] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     # sim only: the simulator's device core; rtl = firmware/rtl/loopback_top as a Verilator
     # model (hilrig-sim --firmware rtl, docs/firmware.md "RTL in the loop")

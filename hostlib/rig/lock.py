@@ -22,7 +22,6 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from .._exceptions import InfrastructureError
 from .inventory import DeviceEntry
@@ -36,7 +35,7 @@ POLL_S = 0.05
 class DeviceLocked(InfrastructureError):
     """The device stayed locked by another run for the whole wait."""
 
-    def __init__(self, message: str, holder: dict[str, Any] | None):
+    def __init__(self, message: str, holder: dict[str, object] | None):
         super().__init__(message)
         self.holder = holder or {}
 
@@ -72,7 +71,7 @@ def device_lock_key(device: DeviceEntry) -> str:
     return re.sub(r"[^A-Za-z0-9_.=,-]+", "_", raw)[:200]
 
 
-def read_holder(path: Path) -> dict[str, Any]:
+def read_holder(path: Path) -> dict[str, object]:
     try:
         text = Path(path).read_text()
         return json.loads(text) if text.strip() else {}
@@ -80,7 +79,7 @@ def read_holder(path: Path) -> dict[str, Any]:
         return {}
 
 
-def describe_holder(holder: dict[str, Any]) -> str:
+def describe_holder(holder: dict[str, object]) -> str:
     if not holder:
         return "an unknown holder (no holder record)"
     parts = [f"pid {holder.get('pid', '?')}", f"user {holder.get('user', '?')}"]
