@@ -78,7 +78,7 @@ class DeviceError(HilrigError):
 
 class DeviceSilent(DeviceError):
     """The device sent (RX) or accepted (TX) nothing for longer than the silence bound
-    (hostlib.engine.silence.silence_limit_s). `snapshot` holds the counters at the
+    (hostlib.engine.measure.silence_limit_s). `snapshot` holds the counters at the
     moment it was noticed, so what was measured before the silence is kept."""
 
     def __init__(self, message: str, snapshot: object = None):
