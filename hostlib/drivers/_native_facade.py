@@ -82,42 +82,43 @@ def _construct(cls_name: str, cfg: Config, where: str, role: str):
         raise InfrastructureError(f"{where}: host {role} cannot be set up: {exc}") from None
 
 
-class NativeRx:
-    """The core's RxStream."""
+class _Handle:
+    """A native object with a stream's life cycle (start, stop)."""
 
-    def __init__(self, cfg: Config, where: str):
-        self._h = _construct("RxStream", cfg, where, "receiver")
-
-    def endpoint(self) -> Endpoint:
-        return dict(self._h.endpoint())
+    def __init__(self, handle):
+        self._h = handle
 
     def start(self) -> None:
         self._h.start()
 
     def stop(self) -> None:
         self._h.stop()
+
+
+class NativeRx(_Handle):
+    """The core's RxStream."""
+
+    def __init__(self, cfg: Config, where: str):
+        super().__init__(_construct("RxStream", cfg, where, "receiver"))
+
+    def endpoint(self) -> Endpoint:
+        return dict(self._h.endpoint())
 
     def stats(self) -> RxCounters:
         return self._h.stats()
 
 
-class NativeTx:
+class NativeTx(_Handle):
     """The core's TxStream."""
 
     def __init__(self, cfg: Config, where: str):
-        self._h = _construct("TxStream", cfg, where, "sender")
-
-    def start(self) -> None:
-        self._h.start()
-
-    def stop(self) -> None:
-        self._h.stop()
+        super().__init__(_construct("TxStream", cfg, where, "sender"))
 
     def stats(self) -> TxCounters:
         return self._h.stats()
 
 
-class NativeUsb:
+class NativeUsb(_Handle):
     """The core's UsbStream: the USB engine over a libusb device or the simulator's link.
     A device that cannot be opened is `setup_error` (a board: DeviceError; the
     simulator's link: InfrastructureError, the rig's own)."""
@@ -125,19 +126,13 @@ class NativeUsb:
     def __init__(self, cfg: Config, where: str, setup_error: type[HilrigError] = DeviceError):
         nat = native()
         try:
-            self._h = nat.UsbStream(dict(cfg))
+            super().__init__(nat.UsbStream(dict(cfg)))
         except nat.UsbDeviceAbsent as exc:
             raise DeviceAbsent(str(exc)) from None
         except ValueError as exc:
             raise ConfigError(f"{where}: host usb engine rejects the stream config: {exc}") from None
         except RuntimeError as exc:
             raise setup_error(f"{where}: host usb engine cannot be set up: {exc}") from None
-
-    def start(self) -> None:
-        self._h.start()
-
-    def stop(self) -> None:
-        self._h.stop()
 
     def stats(self) -> UsbStats:
         return self._h.stats()
@@ -146,11 +141,11 @@ class NativeUsb:
         return str(self._h.error() or "")
 
 
-class NativeRadio:
+class NativeRadio(_Handle):
     """The core's UhdRadio / SoapyRadio (open: the device args as markup)."""
 
     def __init__(self, library: str, args: str):
-        self._h = (native().UhdRadio if library == "uhd" else native().SoapyRadio)(args)
+        super().__init__((native().UhdRadio if library == "uhd" else native().SoapyRadio)(args))
 
     def info(self) -> dict[str, str]:
         return {str(k): str(v) for k, v in dict(self._h.info()).items()}
@@ -159,12 +154,6 @@ class NativeRadio:
         """The configured stream (rate_sps as the device coerced it, rate_sps_requested)."""
         return {str(k): float(v) for k, v in dict(self._h.configure(dict(request))).items()
                 if isinstance(v, (int, float))}
-
-    def start(self) -> None:
-        self._h.start()
-
-    def stop(self) -> None:
-        self._h.stop()
 
     def stats(self) -> RadioStats:
         return self._h.stats()

@@ -5,14 +5,15 @@ open/configure/start/poll/stop/close skeleton around a native radio object.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
-from .._exceptions import DeviceAbsent, DeviceError
+from .._exceptions import DeviceAbsent, DeviceError, InfrastructureError
 from ..counters import DeviceStats, Snapshot
 from ..dsl.case import Case
 from ..rig.args import RadioArgs
 from ..rig.inventory import DeviceEntry
-from ..rig.probe import Found
-from ._native_facade import Radio, RadioStats
+from ..rig.probe import Found, Probe
+from ._native_facade import Radio, RadioStats, have
 from .base import Driver, Watchdog
 
 RATE_TOLERANCE = 1e-6   # relative; a coerced rate further off than this is not the case's rate
@@ -25,6 +26,20 @@ def args_string(args: dict[str, str], serial: str | None = None) -> str:
     if serial and "serial" not in items:
         items["serial"] = serial
     return ",".join(f"{k}={v}" for k, v in items.items())
+
+
+def probe_library(feature: str, library: str, ask: Callable[[Probe], None]) -> Probe:
+    """A radio library asked what it finds attached (`ask` fills the probe); a core built
+    without it, or one that cannot be loaded, is a problem line."""
+    out = Probe()
+    try:
+        if not have(feature):
+            out.problems.append(f"{library}: hostlib._native was built without it")
+            return out
+        ask(out)
+    except InfrastructureError as exc:
+        out.problems.append(str(exc))
+    return out
 
 
 def rate_checked(case: Case, configured: dict[str, float], what: str) -> None:

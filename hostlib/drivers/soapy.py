@@ -20,7 +20,7 @@ from ..rig.probe import Found, Probe
 from ..transports import stream_config
 from ._native_facade import NativeRadio, RadioStats, have, soapy_enumerate, soapy_module_dir
 from .base import register_driver
-from .radio import RadioDriver, StreamArgs, args_string, radio_config, rate_checked
+from .radio import RadioDriver, StreamArgs, args_string, probe_library, radio_config, rate_checked
 
 # What `hilrig rig probe` asks SoapySDR to enumerate: every module, and the simulator's.
 PROBE_ARGS = ("", "driver=hilrig")
@@ -52,21 +52,15 @@ class SoapyDriver(RadioDriver):
 
     @classmethod
     def probe(cls) -> Probe:
-        out = Probe()
-        try:
-            if not have("SOAPY"):
-                out.problems.append("SoapySDR: hostlib._native was built without libsoapysdr")
-                return out
+        def ask(out: Probe) -> None:
             ensure_plugin_path()
-        except InfrastructureError as exc:
-            out.problems.append(str(exc))
-            return out
-        for args in PROBE_ARGS:
-            try:
-                out.add(Probe(found=[Found("soapy", a) for a in soapy_enumerate(args)]))
-            except RuntimeError as exc:
-                out.problems.append(f"SoapySDR enumerate {args!r} failed: {exc}")
-        return out
+            for args in PROBE_ARGS:
+                try:
+                    out.add(Probe(found=[Found("soapy", a) for a in soapy_enumerate(args)]))
+                except RuntimeError as exc:
+                    out.problems.append(f"SoapySDR enumerate {args!r} failed: {exc}")
+
+        return probe_library("SOAPY", "SoapySDR", ask)
 
     def _args(self) -> str:
         args = self.args.device_args()

@@ -17,7 +17,7 @@ from ..rig.probe import Found, Probe
 from ..transports.usb import b2xx_frame_problems, is_b2xx, uhd_usb_transport_args
 from ._native_facade import NativeRadio, have, uhd_find
 from .base import register_driver
-from .radio import RadioDriver, args_string, radio_config, rate_checked
+from .radio import RadioDriver, args_string, probe_library, radio_config, rate_checked
 
 
 def uhd_args(device: DeviceEntry, case: Case | None = None) -> str:
@@ -42,17 +42,13 @@ class UhdDriver(RadioDriver):
 
     @classmethod
     def probe(cls) -> Probe:
-        out = Probe()
-        try:
-            if not have("UHD"):
-                out.problems.append("UHD: hostlib._native was built without libuhd")
-                return out
-            out.found += [Found("uhd", a) for a in uhd_find("")]
-        except RuntimeError as exc:
-            out.problems.append(f"UHD find failed: {exc}")
-        except InfrastructureError as exc:
-            out.problems.append(str(exc))
-        return out
+        def ask(out: Probe) -> None:
+            try:
+                out.found += [Found("uhd", a) for a in uhd_find("")]
+            except RuntimeError as exc:
+                out.problems.append(f"UHD find failed: {exc}")
+
+        return probe_library("UHD", "UHD", ask)
 
     def args_text(self) -> str:
         return uhd_args(self.device, self._case)

@@ -268,6 +268,19 @@ def longest_gap_ns(case: Case, window_end: Snapshot, final: Snapshot) -> float:
 CpuTicks = tuple[tuple[int, int] | None, tuple[int, int] | None]   # cpu_busy_ticks() at the window's ends
 
 
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """What a run measured, for compute_metrics."""
+
+    started_ns: int
+    window_start: Snapshot
+    window_end: Snapshot
+    final: Snapshot
+    cpu_s: float
+    rcvbuf_errors: int | None
+    cpu_ticks: CpuTicks
+
+
 def compute_metrics(
     case: Case,
     *,
@@ -281,26 +294,15 @@ def compute_metrics(
 ) -> dict[str, float]:
     """The metrics of a run (rx+tx: each leg measured as its own rx or tx case, then
     combine_legs)."""
-    def one(c: Case) -> dict[str, float]:
-        return _compute_metrics(c, started_ns=started_ns, window_start=window_start, window_end=window_end,
-                                final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf_errors, cpu_ticks=cpu_ticks)
-
+    run = Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf_errors, cpu_ticks)
     if case.direction == "rx+tx":
-        return combine_legs({leg: one(leg_case(case, leg)) for leg in legs_of(case)})
-    return one(case)
+        return combine_legs({leg: _compute_metrics(leg_case(case, leg), run) for leg in legs_of(case)})
+    return _compute_metrics(case, run)
 
 
-def _compute_metrics(
-    case: Case,
-    *,
-    started_ns: int,
-    window_start: Snapshot,
-    window_end: Snapshot,
-    final: Snapshot,
-    cpu_s: float,
-    rcvbuf_errors: int | None,
-    cpu_ticks: CpuTicks,
-) -> dict[str, float]:
+def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
+    started_ns, window_start, window_end, final = run.started_ns, run.window_start, run.window_end, run.final
+    cpu_s, rcvbuf_errors, cpu_ticks = run.cpu_s, run.rcvbuf_errors, run.cpu_ticks
     tick_bytes = bytes_per_tick(case)
     rate = float(case.rate_sps)
     window_s = max((window_edge_ns(case, window_end) - window_edge_ns(case, window_start)) / 1e9, 1e-9)
