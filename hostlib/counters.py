@@ -162,14 +162,15 @@ class Snapshot:
 
     host_rx / host_tx: what the host side measured (its receiver / sender), empty
     when the case has no such side; device: what the device reported about itself;
-    taken_ns: time.monotonic_ns() right after the counters were read.
+    taken_ns: time.monotonic_ns() right after the counters were read; asked_ns when
+    reading them began (a device's counters were true somewhere in between).
     """
 
     host_rx: RxCounters = field(default_factory=lambda: RxCounters())
     host_tx: TxCounters = field(default_factory=lambda: TxCounters())
     device: DeviceStats = field(default_factory=lambda: DeviceStats())
     taken_ns: int = field(default_factory=time.monotonic_ns)
-
+    asked_ns: int | None = None   # when the reading began (the engine's poll): counters are true in between
 
 def measured(counters: Mapping[str, object], key: str) -> float | None:
     """A counter as a number, or None when it was not measured (null or absent)."""

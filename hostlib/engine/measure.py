@@ -93,25 +93,42 @@ def sender_excess_frames(case: Case, prev: Snapshot, cur: Snapshot) -> float:
     return sent - dt_s * float(case.rate_sps) / case.samples_per_frame
 
 
-def throughput_ceiling(case: Case, window_s: float) -> float:
+def throughput_ceiling(case: Case, window_s: float, edge_slack_s: float = 0.0) -> float:
     """The highest throughput_ratio a window can show: the rate plus one delivery (a
-    frame, a USB transfer) counted whole at its edge. Above it, the window counted
+    frame, a USB transfer) counted whole at its edge, plus how far the window's edges
+    could be from the moment its counters were true (edge_slack_s, measured by the run:
+    a host thread that was descheduled at an edge). Above it, the window counted
     samples that were not its own: an accounting error, not a measurement."""
-    return 1.0 + frames_per_delivery(case) * case.samples_per_frame / (float(case.rate_sps) * max(window_s, 1e-9))
+    delivery_s = frames_per_delivery(case) * case.samples_per_frame / float(case.rate_sps)
+    return 1.0 + (delivery_s + edge_slack_s) / max(window_s, 1e-9)
 
 
-def overcounted(case: Case, metrics: dict[str, float]) -> str | None:
+def edge_slack_s(case: Case, window_start: Snapshot, window_end: Snapshot, final: Snapshot) -> float:
+    """How far a window's edges can be off, as the run measured it. A host receiver's
+    edge is its last frame's arrival: behind by at most its longest wait between frames
+    (a stall), never more. A device's counters (TX) were true between the poll's start
+    and end: the time each edge's poll took."""
+    if case.direction in ("rx", "loopback"):
+        return counter(final.host_rx, "longest_gap_ns") / 1e9
+    return sum((s.taken_ns - s.asked_ns) / 1e9 for s in (window_start, window_end) if s.asked_ns is not None)
+
+
+def overcounted(case: Case, metrics: dict[str, float], window_start: Snapshot, window_end: Snapshot,
+                final: Snapshot) -> str | None:
     """Why a run's throughput cannot be true (above throughput_ceiling), or None."""
-    legs = {leg: leg_metrics(metrics, leg) for leg in legs_of(case)} if case.direction == "rx+tx" else {"": metrics}
-    for leg, m in legs.items():
+    legs = ({leg: (leg_case(case, leg), leg_metrics(metrics, leg)) for leg in legs_of(case)}
+            if case.direction == "rx+tx" else {"": (case, metrics)})
+    for leg, (leg_c, m) in legs.items():
         ratio, window_s = m.get("throughput_ratio"), m.get("duration_s")
         if ratio is None or window_s is None:
             continue
-        ceiling = throughput_ceiling(case, window_s)
+        slack_s = edge_slack_s(leg_c, window_start, window_end, final)
+        ceiling = throughput_ceiling(leg_c, window_s, slack_s)
         if ratio > ceiling:
             return (f"{leg + ' ' if leg else ''}throughput {ratio:.2%} of the rate over a {window_s:.3f} s window is "
                     f"more than the window can hold ({ceiling:.2%}: the rate plus one delivery of "
-                    f"{frames_per_delivery(case)} frame(s)); the window counted samples that were not its own")
+                    f"{frames_per_delivery(case)} frame(s) and {slack_s * 1e3:.1f} ms the edges may be off); "
+                    "the window counted samples that were not its own")
     return None
 
 

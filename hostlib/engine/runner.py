@@ -254,7 +254,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf, cpu_ticks=(ticks0, ticks1),
     )
     result.warnings = measure.host_warnings(final)
-    overcount = measure.overcounted(case, result.metrics)
+    overcount = measure.overcounted(case, result.metrics, window_start, window_end, final)
     if overcount:
         # The rig's own accounting is wrong, not the device and not the case: an
         # infrastructure error (the metrics stay in the result, as measured).

@@ -84,11 +84,17 @@ def watched_poll(driver: Driver, watch: SilenceWatch) -> Snapshot:
         if silent:
             raise DeviceSilent(f"{driver.describe()} {silent}", snapshot=snap)
 
-    snap = driver.poll(watchdog)
+    def poll() -> Snapshot:
+        asked_ns = time.monotonic_ns()
+        snap = driver.poll(watchdog)
+        snap.asked_ns = asked_ns
+        return snap
+
+    snap = poll()
     silent = watch.check(snap)
     if watch.suspect and not silent:
         time.sleep(SILENCE_CONFIRM_S)   # the second look (a busy host is not a silent device)
-        snap = driver.poll(watchdog)
+        snap = poll()
         silent = watch.check(snap)
     if silent:
         raise DeviceSilent(f"{driver.describe()} {silent}", snapshot=snap)
