@@ -84,13 +84,14 @@ def fed_by_host(case: Case) -> bool:
     return any(leg in ("tx", "loopback") for leg in legs_of(case))
 
 
-def sender_excess_frames(case: Case, prev: Snapshot, cur: Snapshot) -> float:
-    """Frames the host's sender sent between two snapshots beyond what the rate asks:
-    > 0 while it fills its lead (a device FIFO and the transfers in flight, which a USB
-    sender fills at bus speed), about 0 once it runs at the rate."""
-    dt_s = (cur.taken_ns - prev.taken_ns) / 1e9
-    sent = counter(cur.host_tx, "frames_sent") - counter(prev.host_tx, "frames_sent")
-    return sent - dt_s * float(case.rate_sps) / case.samples_per_frame
+def sender_lead_frames(case: Case, snap: Snapshot) -> float:
+    """How many frames the host's sender is ahead of the rate's clock (started at its
+    first send): it grows while the sender fills what it may have in flight (a device
+    FIFO, USB transfers, which a USB sender fills at bus speed), shrinks while the
+    sender is descheduled, and stays put while it runs at the rate."""
+    start_ns = counter(snap.host_tx, "start_ns")
+    due = (snap.taken_ns - start_ns) / 1e9 * float(case.rate_sps) / case.samples_per_frame if start_ns else 0.0
+    return counter(snap.host_tx, "frames_sent") - due
 
 
 def throughput_ceiling(case: Case, window_s: float, edge_slack_s: float = 0.0) -> float:
@@ -111,6 +112,10 @@ def edge_slack_s(case: Case, window_start: Snapshot, window_end: Snapshot, final
     if case.direction in ("rx", "loopback"):
         return counter(final.host_rx, "longest_gap_ns") / 1e9
     return sum((s.taken_ns - s.asked_ns) / 1e9 for s in (window_start, window_end) if s.asked_ns is not None)
+
+
+# The metrics a window's throughput accounting makes.
+THROUGHPUT_METRICS = ("throughput_sps", "throughput_msps", "throughput_Bps", "throughput_ratio", "frames_per_s")
 
 
 def overcounted(case: Case, metrics: dict[str, float], window_start: Snapshot, window_end: Snapshot,

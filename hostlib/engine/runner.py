@@ -255,10 +255,13 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     )
     result.warnings = measure.host_warnings(final)
     overcount = measure.overcounted(case, result.metrics, window_start, window_end, final)
-    if overcount:
-        # The rig's own accounting is wrong, not the device and not the case: an
+    if overcount and any(t.metric in measure.THROUGHPUT_METRICS for t in case.thresholds):
+        # A throughput threshold cannot pass on samples that were not the window's: the
+        # rig's own accounting is wrong, not the device and not the case, so it is an
         # infrastructure error (the metrics stay in the result, as measured).
         raise InfrastructureError(overcount)
+    if overcount:   # nothing is judged on it: said beside the result
+        result.warnings.append(overcount)
 
 
 def _sender_settled(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,
@@ -266,20 +269,24 @@ def _sender_settled(case: Case, driver: Driver, watch: SilenceWatch, snap: Snaps
     """A stream the host feeds (tx, loopback, rx+tx) is measured once the host's sender
     runs at the rate: a sender that fills a device FIFO and its transfers in flight
     at bus speed first (USB) delivers that lead on top of the rate, and a window that
-    counted it would report more than was asked. The first snapshot whose interval
-    shows the sender at the rate (within one delivery) starts the window; after
-    SENDER_SETTLE_MAX_S the window starts anyway (the throughput ceiling judges it)."""
+    counted it would report more than was asked. The window starts at the first
+    snapshot where the sender's lead has stopped growing and is as large as it has been
+    (within one delivery; a sender descheduled at the window's start would make up its
+    lead inside the window); after SENDER_SETTLE_MAX_S it starts anyway (the
+    throughput ceiling judges it)."""
     if not measure.fed_by_host(case):
         return snap
-    delivery_s = measure.frames_per_delivery(case) * case.samples_per_frame / float(case.rate_sps)
-    interval_s = max(SENDER_SETTLE_INTERVAL_S, 10 * delivery_s)
+    delivery = measure.frames_per_delivery(case)
+    interval_s = max(SENDER_SETTLE_INTERVAL_S, 10 * delivery * case.samples_per_frame / float(case.rate_sps))
+    lead = measure.sender_lead_frames(case, snap)
+    most = lead
     deadline = time.monotonic() + SENDER_SETTLE_MAX_S
     while time.monotonic() < deadline:
         time.sleep(interval_s)
         overdue()
-        cur = watched_poll(driver, watch)
-        settled = measure.sender_excess_frames(case, snap, cur) <= measure.frames_per_delivery(case)
-        snap = cur
-        if settled:
+        snap = watched_poll(driver, watch)
+        before, lead = lead, measure.sender_lead_frames(case, snap)
+        most = max(most, lead)
+        if lead - before <= delivery and lead >= most - delivery:
             break
     return snap
