@@ -68,6 +68,11 @@ def test_throughput_ceiling_is_the_rate_plus_one_delivery_and_the_measured_edge_
     # TX: the device's counters were true while each edge's poll ran (asked_ns .. taken_ns).
     polled = Snapshot(taken_ns=2_000_000, asked_ns=0)
     assert overcounted(both, {"tx.throughput_ratio": 1.004, "tx.duration_s": 1.0}, polled, polled, quiet) is None
+    # TX: frames the host had sent but the device had not yet counted at the start land inside.
+    start = Snapshot(host_tx={"frames_sent": 100}, device={"tx_frames_received": 90}, taken_ns=0)
+    end = Snapshot(host_tx={"frames_sent": 2100}, device={"tx_frames_received": 2100}, taken_ns=0)
+    assert overcounted(both, {"tx.throughput_ratio": 1.0045, "tx.duration_s": 1.0}, start, end, quiet) is None
+    assert overcounted(both, {"tx.throughput_ratio": 1.0045, "tx.duration_s": 1.0}, end, end, quiet)
     text = overcounted(both, {"rx.throughput_ratio": 1.0, "rx.duration_s": 1.0,
                               "tx.throughput_ratio": 1.05, "tx.duration_s": 1.0}, polled, polled, quiet) or ""
     assert text.startswith("tx throughput 105.00%"), text
