@@ -26,14 +26,16 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from types import TracebackType
 
 from ._exceptions import InfrastructureError
+from .dsl.case import Case
 from .results import Evidence, Outbox, new_run_id, results_dirs
 from .results.outbox import RunLock
 from .results.record import EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from .results.save import save_result
 from .results.verdict import summary_line
+from .rig.inventory import Rig
 from .selection import Selection
 
 __all__ = ["RunSession"]
@@ -46,7 +48,7 @@ TALLY_ORDER = (Verdict.PASS, Verdict.MARGINAL, Verdict.FAIL, Verdict.ERROR, Verd
 class RunSession:
     """A run on one rig: open, run and record cases, finish, ship, summarise."""
 
-    def __init__(self, rig: Any = None, *, require_devices: bool | None = None,
+    def __init__(self, rig: Rig | str | Path | None = None, *, require_devices: bool | None = None,
                  outbox_dir: str | Path | None = None, say: Callable[[str], None] | None = None):
         """`rig`: a loaded Rig, a rig name or path, or None for $HILRIG_RIG / rigs/sim.yaml.
         `require_devices`: None takes the rig file's `require_devices`; True/False overrides
@@ -59,8 +61,8 @@ class RunSession:
             self.rig = load_rig(self.rig_path)
         else:
             self.rig = rig
-            self.rig_path = Path(rig.file) if getattr(rig, "file", None) else None
-        self.require_devices = bool(require_devices) or bool(getattr(self.rig, "require_devices", False))
+            self.rig_path = Path(rig.file) if rig.file else None
+        self.require_devices = bool(require_devices) or self.rig.require_devices
         self._outbox_dir = outbox_dir
         self.say = say or (lambda line: None)
         self.run_id: str | None = None
@@ -91,16 +93,17 @@ class RunSession:
         self.started_utc = iso_utc(utc_now())
         self._t0 = time.monotonic()
         self.evidence = Evidence(evidence_dir, self.run_id, rig_path=self.rig_path,
-                                 rig_name=getattr(self.rig, "name", None))
+                                 rig_name=self.rig.name)
         log.info("run %s opened on rig %s (%s)%s; outbox %s, evidence %s", self.run_id,
-                 getattr(self.rig, "name", "?"), self.rig_path, ", devices required" if self.require_devices else "",
+                 self.rig.name, self.rig_path, ", devices required" if self.require_devices else "",
                  self.outbox.file_for(self.run_id), self.evidence.path)
         return self
 
     def __enter__(self) -> RunSession:
         return self.open()
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         # After an interrupt nothing is shipped (no waiting on a server); the next run or
         # `hilrig results push` does it. The verdicts are final either way.
         if exc_type is None:
@@ -175,7 +178,7 @@ class RunSession:
 
     def _append_run_row(self) -> None:
         run_id, outbox, _ = self._opened()
-        outbox.append_run_summary(run_id, getattr(self.rig, "name", "") or "",
+        outbox.append_run_summary(run_id, self.rig.name,
                                        [r.verdict for r in self.results], self.started_utc, iso_utc(utc_now()))
 
     def _finish_evidence(self) -> None:
@@ -193,26 +196,25 @@ class RunSession:
 
     # ------------------------------------------------------------------ cases
 
-    def select(self, cases: Sequence[Any], selection: Selection | None = None) -> list[Any]:
+    def select(self, cases: Sequence[Case], selection: Selection | None = None) -> list[Case]:
         """The cases of `cases` that `selection` takes; counted as this run's selection."""
         chosen = (selection or Selection()).apply(cases)
         self.selected += len(chosen)
         return chosen
 
-    def run(self, case: Any, progress: Callable[[dict], None] | None = None) -> CaseResult:
+    def run(self, case: Case, progress: Callable[[dict[str, float]], None] | None = None) -> CaseResult:
         """Run one case on the rig and record it in the outbox and evidence."""
         from . import engine  # looked up per call: tests stand in for engine.run_case
 
         self.open()
         started = iso_utc(utc_now())
-        log.debug("case %s (%s:%s) on device %s", case.test_name, getattr(case, "source_file", "?"),
-                  getattr(case, "source_line", "?"), case.device)
+        log.debug("case %s (%s) on device %s", case.test_name, case.location, case.device)
         try:
             # run_case turns every device, rig and set-up problem into the verdict itself;
             # what escapes it is a bug: recorded as an ERROR, then raised for the front-end.
-            kwargs = {"say": self.say} if getattr(case, "search", None) is not None else {}  # a search's steps
+            search_say = {"say": self.say} if case.search is not None else {}  # a search tells its steps
             result = engine.run_case(case, self.rig, run_id=self._opened()[0], progress=progress,
-                                     require_devices=self.require_devices, **kwargs)
+                                     require_devices=self.require_devices, **search_say)
         except Exception as exc:
             self.record(self.error_result(case, started, ErrorKind.INFRASTRUCTURE,
                                           f"internal: {type(exc).__name__}: {exc}"))
@@ -229,14 +231,14 @@ class RunSession:
             result.set_error(ErrorKind.INFRASTRUCTURE, f"{exc} (measured: {result.message})")
             result.message = summary_line(result)
         self.results.append(result)
-        log.info("%s: %s", getattr(result.case, "test_name", "?"), result.message)
+        log.info("%s: %s", result.case.test_name, result.message)
         return result
 
-    def error_result(self, case: Any, started: str, kind: ErrorKind, text: str) -> CaseResult:
-        device = (getattr(self.rig, "devices", None) or {}).get(case.device)
+    def error_result(self, case: Case, started: str, kind: ErrorKind, text: str) -> CaseResult:
+        device = self.rig.devices.get(case.device)
         result = CaseResult(
-            case=case, rig_name=getattr(self.rig, "name", "") or "", device=case.device,
-            driver=getattr(device, "driver", "") or "", run_id=self.run_id or "", started_utc=started,
+            case=case, rig_name=self.rig.name, device=case.device,
+            driver=device.driver if device is not None else "", run_id=self.run_id or "", started_utc=started,
             ended_utc=iso_utc(utc_now()), verdict=Verdict.ERROR, error=text, error_kind=kind,
         )
         result.message = summary_line(result)

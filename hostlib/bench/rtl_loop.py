@@ -71,8 +71,9 @@ def trial(alias: str, rate_sps: float, seconds: float) -> Trial:
     cycles_per_s = float(dev.get("rtl_cycles", 0)) / span_s
     cpu_s = float(dev.get("rtl_thread_cpu_ns", 0)) / 1e9
     cycles_per_cpu_s = float(dev.get("rtl_cycles", 0)) / cpu_s if cpu_s else 0.0
-    bad = {k: v for k, v in (("missing", rx.get("missing_frames", 0)), ("pattern_err", rx.get("pattern_errors", 0)),
-                             ("overflow", dev.get("overflow_frames", 0)), ("pauses", dev.get("rtl_pauses", 0))) if v}
+    counts = (("missing", rx.get("missing_frames", 0)), ("pattern_err", rx.get("pattern_errors", 0)),
+              ("overflow", dev.get("overflow_frames", 0)), ("pauses", dev.get("rtl_pauses", 0)))
+    bad: dict[str, object] = {k: v for k, v in counts if v}
     ok = not bad and checked_sps >= 0.99 * rate_sps
     if not bad and not ok:
         bad["received"] = f"{checked_sps / rate_sps:.1%}"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..drivers.probe import check_rig, found_by_alias, probe_all
 from ..rig import load_rig, resolve_rig_path
-from ..rig.probe import check_rig, probe
 
 
 def add_parser(sub) -> None:
@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
 
 
 def rig_command(args: argparse.Namespace) -> int:
-    found = probe()
+    found = probe_all()
     if args.rig_command == "probe":
         for f in found.found:
             print(f.line())
@@ -37,7 +37,7 @@ def rig_command(args: argparse.Namespace) -> int:
     missing = sum(not r.ok for r in rows)
     print(f"{rig.file}: {len(rows) - missing} of {len(rows)} device(s) attached")
     from ..rig.images import MANIFEST_NAME, image_rows
-    images = image_rows(rig, found)
+    images = image_rows(rig, found_by_alias(rows))
     for image in images:
         print(f"{'IMAGE OK' if image.ok else 'IMAGE DIFFERS'} {image.alias}: {image.detail}")
     differs = sum(not image.ok for image in images)

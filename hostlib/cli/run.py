@@ -2,7 +2,7 @@
 a verdict table per case and a tally at the end. The exit code is the session's."""
 from __future__ import annotations
 
-from typing import Any
+import argparse
 
 from rich.console import Console
 from rich.markup import escape
@@ -10,6 +10,7 @@ from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextC
 from rich.text import Text
 
 from ..dsl import load_cases
+from ..dsl.case import Case
 from ..results import render_verdict
 from ..results.record import Verdict
 from ..results.verdict import _STYLE
@@ -17,7 +18,7 @@ from ..selection import Selection, estimated_seconds
 from ..session import RunSession
 
 
-def stats_line(row: dict) -> str:
+def stats_line(row: dict[str, float]) -> str:
     """'9.998 MS/s 40.0 MB/s lost 0/12345 frames O 0 U 0': counted as the verdict counts."""
     lost = row.get("total_missing_frames", row.get("missing_frames", 0))
     total = row.get("total_frames", 0)
@@ -37,7 +38,7 @@ class LiveProgress:
         self.progress: Progress | None = None
         self.task: TaskID | None = None
 
-    def start(self, case: Any) -> None:
+    def start(self, case: Case) -> None:
         if not self.console.is_terminal:
             return
         self.progress = Progress(
@@ -48,7 +49,7 @@ class LiveProgress:
         self.task = self.progress.add_task(escape(f"{case.duration_s:g} s"), total=float(case.duration_s),
                                            stats="waiting for data")
 
-    def __call__(self, row: dict) -> None:
+    def __call__(self, row: dict[str, float]) -> None:
         if self.progress is None or self.task is None:
             left = max(row.get("window_s", 0.0) - row["t_s"], 0.0)
             self.console.print(f"  t={row['t_s']:5.1f} s {stats_line(row)}  {left:4.1f} s left",
@@ -63,7 +64,7 @@ class LiveProgress:
             self.progress = None
 
 
-def run_command(args) -> int:
+def run_command(args: argparse.Namespace) -> int:
     console = Console()
     selection = Selection.of(names=args.case, include=args.include, exclude=args.exclude)
     cases = load_cases(args.paths)

@@ -1,10 +1,9 @@
-"""Device drivers: the simulator now; UHD and SoapySDR bind to the same protocol."""
-from .base import Driver, Snapshot, driver_class, known_drivers, register_driver
+"""Device drivers: the simulator, UHD, SoapySDR and a lab's USB board, one protocol (base.Driver)."""
+from .base import Driver, driver_class, register_driver, registered_drivers
 
 # isort: split
 # Importing a driver module registers it: "sim"; "soapy" and "uhd" (they need the native
-# core only when used); "usb" (a lab's board over libusb). After .base: they import the
-# engine, which imports driver_class from here.
+# core only when used); "usb" (a lab's board over libusb).
 from . import sim, soapy, uhd, usb  # noqa: F401  (imported for their registration)
 
-__all__ = ["Driver", "Snapshot", "driver_class", "known_drivers", "register_driver"]
+__all__ = ["Driver", "driver_class", "register_driver", "registered_drivers"]

@@ -1,32 +1,28 @@
-"""The driver protocol: how the engine talks to any device (simulator, UHD, SoapySDR).
+"""The driver protocol: how the engine talks to any device (simulator, UHD, SoapySDR, USB).
 
 Modelled on Labgrid's resource/driver split: a rig file entry (DeviceEntry) is the
-resource, a Driver binds to it. Every driver reports the same counters under the
-same names (docs/architecture.md), so one case means the same thing on every device.
+resource, a Driver binds to it, and discovery sits next to each driver (`probe`,
+`matches`). Every driver reports the same counters under the same names
+(hostlib.counters, docs/architecture.md), so one case means the same thing on every device.
 """
 from __future__ import annotations
 
 import abc
-import time
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
 
 from .._exceptions import ConfigError
+from ..counters import Snapshot
+from ..dsl.case import Case
+from ..rig.args import DeviceArgs
+from ..rig.inventory import DeviceEntry
+from ..rig.probe import Found, Probe
 
+A = TypeVar("A", bound=DeviceArgs)
 
-@dataclass
-class Snapshot:
-    """Cumulative counters at one moment of a stream.
-
-    host: what the host side measured (RxStream / TxStream stats)
-    device: what the device reported about itself (the simulator's stats)
-    taken_ns: time.monotonic_ns() right after the counters were read
-    """
-
-    host_rx: dict[str, Any] = field(default_factory=dict)
-    host_tx: dict[str, Any] = field(default_factory=dict)
-    device: dict[str, Any] = field(default_factory=dict)
-    taken_ns: int = field(default_factory=time.monotonic_ns)
+# Called by a driver while it waits on its device (the engine's silence bound): raises
+# DeviceSilent when the host's own counters show the stream has gone silent.
+Watchdog = Callable[[], None]
 
 
 class Driver(abc.ABC):
@@ -34,15 +30,15 @@ class Driver(abc.ABC):
 
     name: ClassVar[str]
 
-    def __init__(self, device: Any):
-        self.device = device  # hostlib.rig.DeviceEntry
+    def __init__(self, device: DeviceEntry):
+        self.device = device
 
     @abc.abstractmethod
     def open(self) -> None:
         """Reach the device; raise DeviceAbsent when it is not there."""
 
     @abc.abstractmethod
-    def configure(self, case: Any) -> None:
+    def configure(self, case: Case) -> None:
         """Set rate, channels, format and transport for `case`; nothing streams yet."""
 
     @abc.abstractmethod
@@ -50,8 +46,14 @@ class Driver(abc.ABC):
         """Start streaming; returns the monotonic ns at which the stream was started."""
 
     @abc.abstractmethod
-    def poll(self) -> Snapshot:
-        """Cumulative counters now; raises DeviceError if the device is gone."""
+    def poll(self, watchdog: Watchdog | None = None) -> Snapshot:
+        """Cumulative counters now; raises DeviceError if the device is gone. `watchdog`
+        is called while the driver waits on the device (it may raise DeviceSilent)."""
+
+    def host_snapshot(self) -> Snapshot:
+        """The host side's counters now, without asking the device (never blocks): what
+        the silence bound judges while the device does not answer."""
+        return self.poll()
 
     @abc.abstractmethod
     def stop(self) -> Snapshot:
@@ -61,8 +63,36 @@ class Driver(abc.ABC):
     def close(self) -> None:
         """Release everything (processes, sockets, shared memory). Idempotent, never raises."""
 
+    def args_as(self, kind: type[A]) -> A:
+        """The rig entry's args as this driver's model (the inventory parsed them by `driver`)."""
+        args = self.device.args
+        if not isinstance(args, kind):
+            raise ConfigError(f"device {self.device.alias!r}: the {self.name} driver takes {kind.__name__}, "
+                              f"the entry has {type(args).__name__}")
+        return args
+
+    def describe(self) -> str:
+        """How the device is named in messages."""
+        return f"{self.name} device {self.device.alias!r}"
+
     def versions(self) -> dict[str, str]:
         return {}
+
+    @classmethod
+    def probe(cls) -> Probe:
+        """What this driver's library finds attached to this host; a library that cannot
+        be asked is a problem line, never an exception."""
+        return Probe()
+
+    @classmethod
+    def matches(cls, entry: DeviceEntry, found: Found) -> bool:
+        """Whether `found` (from probe()) is the device the rig entry names."""
+        return found.kind == cls.name
+
+    @classmethod
+    def attached(cls, entry: DeviceEntry, found: Probe) -> list[Found]:
+        """The attached devices that are this rig entry's (`hilrig rig check`)."""
+        return [f for f in found.found if cls.matches(entry, f)]
 
 
 _DRIVERS: dict[str, type[Driver]] = {}
@@ -85,6 +115,6 @@ def driver_class(name: str, where: str = "") -> type[Driver]:
         ) from None
 
 
-def known_drivers() -> list[str]:
-    return sorted(_DRIVERS)
-
+def registered_drivers() -> list[type[Driver]]:
+    """Every driver, in registration order (probing asks each)."""
+    return list(_DRIVERS.values())

@@ -23,16 +23,38 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import Protocol
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
+from ..counters import RxCounters
+from ..dsl.case import Case
+from ._native_facade import Endpoint, RadioStats
 from .lab_chain import LabChain, load_chain
 
 BYTES_PER_ITEM = {"sc16": 4, "sc8": 2, "fc32": 8}
 
 
-def _gr() -> Any:
+class RigSource(Protocol):
+    """gr-hilrig's rig_source: the core's receiver as a GNU Radio block."""
+
+    def endpoint(self) -> Endpoint: ...
+    def stats(self) -> RxCounters: ...
+
+
+class SensorSource(Protocol):
+    """A device source that reports sensors (gr-soapy's source)."""
+
+    def list_sensors(self) -> list[str]: ...
+    def read_sensor(self, key: str) -> str: ...
+
+
+Param = str | int | float | bool | list[str] | list[int] | dict[str, object]
+
+
+def _gr() -> ModuleType:
     try:
         from gnuradio import gr, hilrig  # noqa: F401  hilrig: pattern_check is needed in every flowgraph
     except ImportError as exc:
@@ -49,30 +71,40 @@ class SourceSpec:
     block: str                      # hilrig_rig_source | soapy_source | uhd_usrp_source
     cpu_format: str                 # sc16 | sc8 | fc32: the items it outputs
     channels: int
-    params: dict[str, Any]
-    settings: dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Param]
+    settings: dict[str, float] = field(default_factory=dict)
+    rate_sps: float = 0.0           # the rate asked (rig_source takes it as given)
 
 
-def source_spec_rig(cfg: dict[str, Any], cpu_format: str) -> SourceSpec:
+def source_spec_rig(cfg: Mapping[str, object], cpu_format: str) -> SourceSpec:
     """rig_source for the stream config `cfg` (hostlib.transports.stream_config): it sizes
     its socket buffer and ring to the rate as RxStream does."""
     t = cfg["transport"]
+    if not isinstance(t, dict):
+        raise ConfigError(f"stream config has no transport section: {dict(cfg)}")
     # udp: host:port to bind; shm: "" (the ring is created here, the simulator opens it)
-    address = f"{t.get('host') or '127.0.0.1'}:{int(t.get('port') or 0)}" if t["kind"] == "udp" else ""
-    return SourceSpec("hilrig_rig_source", cpu_format, int(cfg["channels"]), {
-        "transport": t["kind"], "address": address, "frame_bytes": int(cfg["frame_bytes"]),
-        "ring_slots": int(t.get("slots") or 0), "socket_buffer_bytes": int(t.get("socket_buffer_bytes") or 0),
-        "stop_on_eob": True, "rate_sps": float(cfg["rate_sps"])})
+    address = f"{t.get('host') or '127.0.0.1'}:{_int(t.get('port'))}" if t["kind"] == "udp" else ""
+    rate = cfg["rate_sps"]
+    rate_sps = float(rate) if isinstance(rate, (int, float)) else 0.0
+    return SourceSpec("hilrig_rig_source", cpu_format, _int(cfg["channels"]), {
+        "transport": str(t["kind"]), "address": address, "frame_bytes": _int(cfg["frame_bytes"]),
+        "ring_slots": _int(t.get("slots")), "socket_buffer_bytes": _int(t.get("socket_buffer_bytes")),
+        "stop_on_eob": True, "rate_sps": rate_sps}, rate_sps=rate_sps)
 
 
-def source_spec_soapy(case: Any, device_args: str, stream_args: dict[str, str], cpu_format: str,
+def _int(value: object) -> int:
+    """A config number (0 when unset)."""
+    return int(value) if isinstance(value, (int, float)) else 0
+
+
+def source_spec_soapy(case: Case, device_args: str, stream_args: dict[str, str], cpu_format: str,
                       frequency_hz: float | None = None) -> SourceSpec:
     """GNU Radio's soapy.source (gr-soapy 3.10): the device args and stream args the
     native soapy driver would use; type sc16/sc8/fc32 = SoapySDR CS16/CS8/CF32. The
     master clock is a device arg (master_clock_rate=, SoapySDR's convention: the hilrig
     module and SoapyUHD read it): gr-soapy's set_master_clock_rate refuses any rate
     outside the ranges a device lists, and the module lists none."""
-    settings: dict[str, Any] = {"sample_rate": float(case.rate_sps)}
+    settings: dict[str, float] = {"sample_rate": float(case.rate_sps)}
     if frequency_hz is not None:
         settings["frequency"] = float(frequency_hz)
     return SourceSpec("soapy_source", cpu_format, int(case.channels), {
@@ -82,20 +114,20 @@ def source_spec_soapy(case: Any, device_args: str, stream_args: dict[str, str], 
         "tune_args": [""], "other_settings": [""]}, settings)
 
 
-def source_spec_uhd(case: Any, device_args: str, cpu_format: str, frequency_hz: float | None = None) -> SourceSpec:
+def source_spec_uhd(case: Case, device_args: str, cpu_format: str, frequency_hz: float | None = None) -> SourceSpec:
     """gr-uhd's usrp_source: the device args the native uhd driver would use (rig args,
     the case's usb frame args and transport_args), stream args cpu/otw format and channels."""
-    settings: dict[str, Any] = {"clock_rate": float(case.master_clock_hz), "samp_rate": float(case.rate_sps)}
+    settings: dict[str, float] = {"clock_rate": float(case.master_clock_hz), "samp_rate": float(case.rate_sps)}
     if frequency_hz is not None:
         settings["center_freq"] = float(frequency_hz)
-    args = ",".join(f"{k}={v}" for k, v in (getattr(case, "stream_args", None) or {}).items())
+    args = ",".join(f"{k}={v}" for k, v in case.stream_args.items())
     return SourceSpec("uhd_usrp_source", cpu_format, int(case.channels), {
         "device_addr": device_args,
         "stream_args": {"cpu_format": cpu_format, "otw_format": case.sample_format,
                         "channels": list(range(int(case.channels))), "args": args}}, settings)
 
 
-def make_source(spec: SourceSpec) -> Any:
+def make_source(spec: SourceSpec):
     """The block of `spec`, made and set up (rates, clock, tuning)."""
     p, s = spec.params, spec.settings
     if spec.block == "hilrig_rig_source":
@@ -116,7 +148,10 @@ def make_source(spec: SourceSpec) -> Any:
     if spec.block == "uhd_usrp_source":
         from gnuradio import uhd
 
-        src = uhd.usrp_source(p["device_addr"], uhd.stream_args(**p["stream_args"]))
+        stream_args = p["stream_args"]
+        if not isinstance(stream_args, dict):
+            raise ValueError(f"usrp_source stream_args {stream_args!r} is not a mapping")
+        src = uhd.usrp_source(p["device_addr"], uhd.stream_args(**stream_args))
         src.set_clock_rate(s["clock_rate"])
         src.set_samp_rate(s["samp_rate"])
         for ch in range(spec.channels):
@@ -126,19 +161,19 @@ def make_source(spec: SourceSpec) -> Any:
     raise ValueError(f"no GNU Radio source block {spec.block!r}")
 
 
-def coerced_rate_sps(spec: SourceSpec, source: Any) -> float:
+def coerced_rate_sps(spec: SourceSpec, source: object) -> float:
     """The rate the device took (it may coerce what was asked)."""
     if spec.block == "soapy_source":
-        return float(source.get_sample_rate(0))
+        return float(getattr(source, "get_sample_rate")(0))  # noqa: B009  an untyped GNU Radio block
     if spec.block == "uhd_usrp_source":
-        return float(source.get_samp_rate())
-    return float(spec.params["rate_sps"])
+        return float(getattr(source, "get_samp_rate")())  # noqa: B009
+    return spec.rate_sps
 
 
-def formats_for(case: Any) -> tuple[LabChain | None, str, str]:
+def formats_for(case: Case) -> tuple[LabChain | None, str, str]:
     """The lab's chain (None without `flowgraph:`) and the cpu formats of the source's
     output and of pattern_check's input: the chain's pads decide, else the case's format."""
-    spec = getattr(case, "flowgraph", None)
+    spec = case.flowgraph
     if not spec:
         return None, case.sample_format, case.sample_format
     chain = load_chain(spec, int(case.channels), case.sample_format)
@@ -148,7 +183,7 @@ def formats_for(case: Any) -> tuple[LabChain | None, str, str]:
 class Flowgraph:
     """source -> [chain] -> pattern_check, one connection per channel."""
 
-    def __init__(self, source: Any, channels: int, check_format: str, chain: LabChain | None = None):
+    def __init__(self, source: object, channels: int, check_format: str, chain: LabChain | None = None):
         gr = _gr()
         from gnuradio import hilrig
 
@@ -176,7 +211,7 @@ class Flowgraph:
             self._cpu_ns = time.process_time_ns() - self._cpu0
             self.running = False
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> RxCounters:
         """The check's counts under the case's names, and the receive CPU."""
         c = self.check
         return {
@@ -186,7 +221,7 @@ class Flowgraph:
             "pattern_errors": c.pattern_errors(), "dropped_samples": c.missing_samples(),
             "flowgraph_samples": c.samples(), "flowgraph_gaps": c.gaps()}
 
-    def arrivals(self, bytes_per_tick: int) -> dict[str, Any]:
+    def arrivals(self, bytes_per_tick: int) -> RxCounters:
         """What reached the check and when, for a source that counts no frames: its
         buffers (work calls) stand for frames, the check's clock for arrival times."""
         c = self.check
@@ -198,15 +233,15 @@ class Flowgraph:
 class FlowgraphRx:
     """rig_source -> [chain] -> pattern_check with RxStream's face, for the sim driver."""
 
-    def __init__(self, cfg: dict[str, Any], case: Any = None):
-        chain, src_fmt, check_fmt = formats_for(case) if case is not None else (None, cfg["sample_format"],
-                                                                                  cfg["sample_format"])
+    def __init__(self, cfg: Mapping[str, object], case: Case | None = None):
+        fmt = str(cfg["sample_format"])
+        chain, src_fmt, check_fmt = formats_for(case) if case is not None else (None, fmt, fmt)
         self.spec = source_spec_rig(cfg, src_fmt)
-        self.graph = Flowgraph(make_source(self.spec), self.spec.channels, check_fmt, chain)
-        self.source = self.graph.source
+        self.source: RigSource = make_source(self.spec)
+        self.graph = Flowgraph(self.source, self.spec.channels, check_fmt, chain)
 
-    def endpoint(self) -> dict[str, Any]:
-        return self.source.endpoint()
+    def endpoint(self) -> Endpoint:
+        return dict(self.source.endpoint())
 
     def start(self) -> None:
         self.graph.start()
@@ -214,9 +249,9 @@ class FlowgraphRx:
     def stop(self) -> None:
         self.graph.stop()
 
-    def stats(self) -> dict[str, Any]:
-        s = dict(self.source.stats())
-        s["rig_source_pattern_errors"] = s["pattern_errors"]
+    def stats(self) -> RxCounters:
+        s: RxCounters = {**self.source.stats()}
+        s["rig_source_pattern_errors"] = s.get("pattern_errors") or 0
         s.update(self.graph.counts())
         s["warnings"] = []
         return s
@@ -226,7 +261,7 @@ class FlowgraphRadio:
     """soapy.source / usrp_source -> [chain] -> pattern_check with the native radio's face
     (start, stop, stats -> {rx, tx, sensors, device_error}), for the soapy and uhd drivers."""
 
-    def __init__(self, spec: SourceSpec, case: Any, chain: LabChain | None, check_format: str):
+    def __init__(self, spec: SourceSpec, case: Case, chain: LabChain | None, check_format: str):
         _gr()
         self.spec, self.case = spec, case
         try:
@@ -235,17 +270,18 @@ class FlowgraphRadio:
             raise ConfigError(f"{case.location}: {spec.block} refused the case's stream: {exc}") from None
         except RuntimeError as exc:
             raise DeviceError(f"{spec.block} could not open the device: {exc}") from None
+        self.source: SensorSource = source
         self.graph = Flowgraph(source, spec.channels, check_format, chain)
         self.rate_sps = coerced_rate_sps(spec, source)
         self._sensors = self._list_sensors()
-        self._final: dict[str, Any] | None = None
+        self._final: RadioStats | None = None
 
-    def configured(self) -> dict[str, Any]:
+    def configured(self) -> dict[str, float]:
         return {"rate_sps": self.rate_sps, "rate_sps_requested": float(self.case.rate_sps)}
 
     def _list_sensors(self) -> list[str]:
         try:
-            return list(self.graph.source.list_sensors())
+            return list(self.source.list_sensors())
         except (AttributeError, RuntimeError, ValueError):
             return []
 
@@ -253,14 +289,14 @@ class FlowgraphRadio:
         if key not in self._sensors:
             return None
         try:
-            return str(self.graph.source.read_sensor(key))
+            return str(self.source.read_sensor(key))
         except (RuntimeError, ValueError) as exc:
             raise DeviceError(f"{self.spec.block}: reading sensor {key} failed: {exc}") from None
 
     def start(self) -> None:
         self.graph.start()
 
-    def _live(self) -> dict[str, Any]:
+    def _live(self) -> RadioStats:
         tick_bytes = BYTES_PER_ITEM[self.case.sample_format] * int(self.case.channels)
         rx = self.graph.arrivals(tick_bytes)
         # The device's own receive accounting where it has one (the hilrig module's
@@ -275,7 +311,7 @@ class FlowgraphRadio:
         sensors = {k: v for k in ("sim_stats",) if (v := self._read(k)) is not None}
         return {"rx": rx, "tx": {}, "sensors": sensors, "device_error": None}
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> RadioStats:
         if self._final is not None:
             return self._final
         return self._live()

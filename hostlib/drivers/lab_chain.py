@@ -27,7 +27,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Protocol
 
 from .._exceptions import ConfigError, InfrastructureError
 
@@ -40,7 +41,7 @@ GRCC_TIMEOUT_S = 60.0
 class LabChain:
     """The lab's hier block, made, with where it came from (for messages)."""
 
-    block: Any
+    block: object       # the lab's gr.hier_block2 (GNU Radio's bindings are untyped)
     where: str          # file:line of the class (or of the .grc's options block)
     in_format: str      # cpu format the chain takes (the source's output)
     out_format: str     # cpu format the chain gives (pattern_check's input)
@@ -100,7 +101,7 @@ def _compile_grc(grc: Path, out_dir: Path) -> Path:
     return generated[0]
 
 
-def _import(py: Path, module_name: str) -> Any:
+def _import(py: Path, module_name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(module_name, py)
     if spec is None or spec.loader is None:
         raise ConfigError(f"{py}: not an importable Python file")
@@ -118,7 +119,7 @@ def _import(py: Path, module_name: str) -> Any:
     return module
 
 
-def _hier_class(module: Any, py: Path, name: str | None, shown: Path) -> type:
+def _hier_class(module: ModuleType, py: Path, name: str | None, shown: Path) -> type:
     from gnuradio import gr
 
     found = {n: c for n, c in vars(module).items()
@@ -135,7 +136,15 @@ def _hier_class(module: Any, py: Path, name: str | None, shown: Path) -> type:
     return next(iter(found.values()))
 
 
-def _check_side(sig: Any, side: str, channels: int, wire_format: str, where: str, what: str) -> str:
+class IoSignature(Protocol):
+    """gr.io_signature, as far as the chain's check reads it."""
+
+    def min_streams(self) -> int: ...
+    def max_streams(self) -> int: ...
+    def sizeof_stream_item(self, index: int) -> int: ...
+
+
+def _check_side(sig: IoSignature, side: str, channels: int, wire_format: str, where: str, what: str) -> str:
     """One side of the chain (its io signature) against the case: a port per channel,
     an item size the case's format allows; returns the cpu format on that side."""
     lo, hi = sig.min_streams(), sig.max_streams()

@@ -9,7 +9,6 @@ is the native core, the same code every other driver uses.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import selectors
@@ -18,20 +17,41 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from .._exceptions import ConfigError, DeviceError, DeviceSilent, InfrastructureError
+from .._exceptions import ConfigError, DeviceError, InfrastructureError
 from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
-from ..engine.measure import SILENCE_CONFIRM_S, SilenceWatch
-from ..transports import native, sim_config
+from ..counters import DeviceStats, Snapshot
+from ..dsl.case import Case
+from ..rig.args import SimArgs
+from ..rig.inventory import DeviceEntry
+from ..rig.probe import Found, Probe
+from ..transports import sim_config
 from ..transports.usb import MAX_PACKET_BYTES
-from .base import Driver, Snapshot, register_driver
+from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, usb_geometry_problems
+from .base import Driver, Watchdog, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
-WATCHDOG_PERIOD_S = SILENCE_CONFIRM_S   # how often a stream's silence is checked while a control answer is awaited
+WATCHDOG_PERIOD_S = 0.05   # how often a stream's silence is checked while a control answer is awaited
+
+
+class SimAnswer(TypedDict, total=False):
+    """One answer on the simulator's control channel (hilrig-sim, sim/main.cpp)."""
+
+    ok: bool
+    error: str
+    version: str             # hello
+    firmware: str
+    image: str
+    fpga_version: str
+    rtl_git_hash: str
+    config: dict[str, object]       # configure: the config as the simulator parsed it (to_json)
+    fault_plan: dict[str, object]
+    endpoint: Endpoint
+    stats: DeviceStats       # stats, stop
 
 
 def find_sim_binary() -> str:
@@ -109,13 +129,13 @@ class SimProcess:
         return f"simulator hilrig-sim (pid {self.pid}) {how}" + (f"; its last words: {tail}" if tail else "")
 
     def request(self, cmd: str, timeout_s: float = CONTROL_TIMEOUT_S,
-                watchdog: Callable[[], None] | None = None, **fields: Any) -> dict:
+                watchdog: Callable[[], None] | None = None, fields: Mapping[str, object] | None = None) -> SimAnswer:
         """Send one command, wait for its one-line answer; DeviceError if the sim is gone.
         watchdog: called every WATCHDOG_PERIOD_S while the answer is awaited (it raises
         DeviceSilent when the stream has gone silent: a stopped simulator answers nothing)."""
         if self.proc.poll() is not None:
             raise DeviceError(f"{self.describe_exit()} (before {cmd!r})")
-        line = json.dumps({"cmd": cmd, **fields}) + "\n"
+        line = json.dumps({"cmd": cmd, **(fields or {})}) + "\n"
         try:
             self._stdin.write(line.encode())
             self._stdin.flush()
@@ -141,9 +161,11 @@ class SimProcess:
             self._buf += chunk
         raw, self._buf = self._buf.split(b"\n", 1)
         try:
-            answer = json.loads(raw)
+            answer: SimAnswer = json.loads(raw)
         except ValueError:
             raise DeviceError(f"simulator answered {cmd!r} with garbage: {raw[:200]!r}") from None
+        if not isinstance(answer, dict):
+            raise DeviceError(f"simulator answered {cmd!r} with {raw[:200]!r}, not an object")
         if not answer.get("ok"):
             raise DeviceError(f"simulator refused {cmd!r}: {answer.get('error', answer)}")
         return answer
@@ -175,38 +197,34 @@ class SimProcess:
         self._stderr.close()
 
 
-def _host_stream(make: Any, cfg: dict, case: Any, role: str) -> Any:
-    """A native host stream; its errors become one-line hilrig errors naming the case
-    (the core raises ValueError for a config it rejects, RuntimeError for a socket or ring)."""
-    where = getattr(case, "location", None) or getattr(case, "name", "?")
-    try:
-        return make(cfg)
-    except ValueError as exc:
-        raise ConfigError(f"{where}: host {role} rejects the stream config: {exc}") from None
-    except RuntimeError as exc:
-        raise InfrastructureError(f"{where}: host {role} cannot be set up: {exc}") from None
-
-
 @register_driver
 class SimDriver(Driver):
     """Drives hilrig-sim through the native host streams."""
 
     name = "sim"
 
-    def __init__(self, device: Any):
+    def __init__(self, device: DeviceEntry):
         super().__init__(device)
+        self.args = self.args_as(SimArgs)
         self.sim: SimProcess | None = None
-        self.rx: Any = None   # native RxStream / FlowgraphRx (the native module is untyped)
-        self.tx: Any = None   # native TxStream
-        self.usb: Any = None  # transport usb: the host's UsbEngine over the simulator's USB link (docs/usb.md)
+        self.rx: HostRx | None = None   # the native RxStream, or a flowgraph with its face (host: gnuradio)
+        self.tx: NativeTx | None = None
+        self.usb: NativeUsb | None = None  # transport usb: the host's UsbEngine over the simulator's link (docs/usb.md)
         self._direction = "rx"
-        self._rings: list[Any] = []
-        self._config: dict = {}
-        self.effective_config: dict = {}
-        self.fault_plan: dict = {}
-        self.case: Any = None
-        self._silence: SilenceWatch | None = None
-        self._device_stats: dict = {}   # the simulator's last answered stats
+        self.effective_config: dict[str, object] = {}
+        self.fault_plan: dict[str, object] = {}
+        self.case: Case | None = None
+        self._hello: SimAnswer = {}
+        self._device_stats: DeviceStats = {}   # the simulator's last answered stats
+
+    @classmethod
+    def probe(cls) -> Probe:
+        out = Probe()
+        try:
+            out.found.append(Found("sim", {"binary": find_sim_binary()}))
+        except InfrastructureError as exc:
+            out.problems.append(str(exc))
+        return out
 
     @property
     def _running(self) -> SimProcess:
@@ -215,47 +233,47 @@ class SimDriver(Driver):
             raise DeviceError("simulator hilrig-sim is not running (the sim driver is not open)")
         return self.sim
 
+    def describe(self) -> str:
+        return self.sim.describe() if self.sim is not None else "simulator hilrig-sim"
+
     def open(self) -> None:
-        args = dict(getattr(self.device, "args", {}) or {})
-        firmware = getattr(self.device, "firmware", None)   # rtl: the RTL of firmware/rtl as the device core
-        self.sim = SimProcess(args.get("binary"), ["--firmware", firmware] if firmware else None)
+        firmware = self.device.firmware   # rtl: the RTL of firmware/rtl as the device core
+        self.sim = SimProcess(self.args.binary, ["--firmware", firmware] if firmware else None)
         self._hello = self.sim.request("hello")
 
     def versions(self) -> dict[str, str]:
-        hello = getattr(self, "_hello", {})
+        hello = self._hello
         out = {"hilrig-sim": str(hello.get("version", "?"))}
         if hello.get("firmware") == "rtl":
-            out[str(hello["image"])] = f"{hello['fpga_version']} (rtl {hello['rtl_git_hash']})"
+            out[str(hello.get("image"))] = f"{hello.get('fpga_version')} (rtl {hello.get('rtl_git_hash')})"
         return out
 
-    def configure(self, case: Any, rx_dest: dict | None = None) -> None:
+    def configure(self, case: Case, rx_dest: Endpoint | None = None) -> None:
         """rx_dest: the endpoint of a host receiver that is not this driver's own
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
-        nat = native()
         self.case = case
-        self._silence = SilenceWatch(case)
-        sim_cfg = sim_config(case, getattr(self.device, "fifo_frames", None))
+        sim_cfg = sim_config(case, self.device.fifo_frames)
         cfg = {k: v for k, v in sim_cfg.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
-        self._config = cfg
-        kind = cfg["transport"]["kind"]
-        direction = cfg["direction"]
+        kind, direction = case.transport.kind, case.direction
         self._direction = direction
         if kind == "usb":
             return self._configure_usb(case, sim_cfg, cfg)
         # rx+tx: the host's receiver and sender are the ones of rx and of tx, beside each other.
-        leg_cfg = (lambda leg: {**cfg, "direction": leg}) if direction == "rx+tx" else (lambda leg: cfg)
+        def leg_cfg(leg: str) -> dict[str, object]:
+            return {**cfg, "direction": leg} if direction == "rx+tx" else cfg
+
         if direction in ("rx", "loopback", "rx+tx"):
             # The host receiver exists first, so the simulator knows where to send.
             if rx_dest is None:
-                receiver: Any = nat.RxStream
-                if getattr(case, "host", "native") == "gnuradio":
+                if case.host == "gnuradio":
                     from .flowgraph import FlowgraphRx  # the host side as a flowgraph
 
-                    receiver = functools.partial(FlowgraphRx, case=case)
-                self.rx = _host_stream(receiver, leg_cfg("rx"), case, "receiver")
+                    self.rx = FlowgraphRx(leg_cfg("rx"), case)
+                else:
+                    self.rx = NativeRx(leg_cfg("rx"), case.location)
                 rx_dest = self.rx.endpoint()
             sim_cfg["rx_dest"] = rx_dest
-        answer = self._running.request("configure", **sim_cfg)
+        answer = self._running.request("configure", fields=sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
         # faults sit: the agreement test and the evidence read these.
         self.effective_config = answer.get("config", {})
@@ -264,29 +282,27 @@ class SimDriver(Driver):
             dest = answer.get("endpoint")
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
-            self.tx = _host_stream(nat.TxStream, {**leg_cfg("tx"), "dest": dest}, case, "sender")
+            self.tx = NativeTx({**leg_cfg("tx"), "dest": dest}, case.location)
 
-    def _configure_usb(self, case: Any, sim_cfg: dict, cfg: dict) -> None:
+    def _configure_usb(self, case: Case, sim_cfg: dict[str, object], cfg: dict[str, object]) -> None:
         """The simulator makes the USB link's shared channel; the host's UsbEngine
         (N transfers x S bytes in flight) submits into it, the simulator's bus model
         completes them."""
-        t = cfg["transport"]
+        t = stream_config_transport(cfg)
         mps = MAX_PACKET_BYTES["high" if t["link"] == "usb2" else "super"]
-        directions = 1 if cfg["direction"] in ("rx", "tx") else 2
-        problems = native().usb_geometry_problems(
+        directions = 1 if case.direction in ("rx", "tx") else 2
+        problems = usb_geometry_problems(
             {"kind": "usb", "transfer_bytes": t["transfer_bytes"], "transfers": t["transfers"]},
-            int(cfg["frame_bytes"]), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
+            int(case.transport.frame_bytes), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
         if problems:
-            where = getattr(case, "location", None) or case.name
-            raise ConfigError(f"{where}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
-        answer = self._running.request("configure", **sim_cfg)
+            raise ConfigError(f"{case.location}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
+        answer = self._running.request("configure", fields=sim_cfg)
         self.effective_config = answer.get("config", {})
         self.fault_plan = answer.get("fault_plan", {})
         endpoint = answer.get("endpoint") or {}
         if endpoint.get("kind") != "usb":
             raise DeviceError(f"simulator gave no usb link endpoint (got {endpoint})")
-        transport = {**cfg["transport"], "sim": endpoint}
-        self.usb = _host_stream(native().UsbStream, {**cfg, "transport": transport}, case, "usb engine")
+        self.usb = NativeUsb({**cfg, "transport": {**t, "sim": endpoint}}, case.location, InfrastructureError)
 
     def start(self) -> int:
         if self.usb is not None:
@@ -307,79 +323,71 @@ class SimDriver(Driver):
             self.tx.start()
         return started_ns
 
-    def _snapshot(self, device_stats: dict) -> Snapshot:
+    def _snapshot(self, device_stats: DeviceStats) -> Snapshot:
         self._device_stats = device_stats
+        if self.usb is not None:
+            stats = self.usb.stats()
+            if stats.get("error"):
+                raise DeviceError(str(stats.get("error")))
+            rx = self._direction in ("rx", "loopback", "rx+tx")
+            return Snapshot(host_rx=stats.get("rx", {}) if rx else {},
+                            host_tx=stats.get("tx", {}) if self._direction != "rx" else {},
+                            device={**device_stats, **stats.get("usb", {})})
         return Snapshot(
             host_rx=self.rx.stats() if self.rx is not None else {},
             host_tx=self.tx.stats() if self.tx is not None else {},
             device=device_stats,
         )
 
-    def _usb_snapshot(self, device_stats: dict) -> Snapshot:
-        stats = self.usb.stats()
-        if stats.get("error"):
-            raise DeviceError(stats["error"])
-        self._device_stats = device_stats
-        rx = self._direction in ("rx", "loopback", "rx+tx")
-        return Snapshot(host_rx=stats.get("rx", {}) if rx else {},
-                        host_tx=stats.get("tx", {}) if self._direction != "rx" else {},
-                        device={**device_stats, **stats.get("usb", {})})
+    def host_snapshot(self) -> Snapshot:
+        """The host's counters with the simulator's last answered ones: a stopped
+        simulator answers nothing, the host's own counters still tell."""
+        return self._snapshot(self._device_stats)
 
-    def _check_silence(self) -> None:
-        """DeviceSilent when the stream has been silent longer than the bound of the radio
-        path (measure.silence_limit_s, one rule for every driver), judged from the host's
-        own counters, so a simulator that stopped answering is caught too."""
-        if self._silence is None or self.sim is None:
-            return
-        snap = self._usb_snapshot(self._device_stats) if self.usb is not None else self._snapshot(self._device_stats)
-        silent = self._silence.check(snap)
-        if silent:
-            raise DeviceSilent(f"{self.sim.describe()} {silent}", snapshot=snap)
-
-    def poll(self) -> Snapshot:
+    def poll(self, watchdog: Watchdog | None = None) -> Snapshot:
         if self.usb is not None:
             error = self.usb.error()
             if error:  # the engine saw the device go (or a transfer fail) first
                 raise DeviceError(error)
-        self._check_silence()
-        if self._silence is not None and self._silence.suspect:
-            time.sleep(SILENCE_CONFIRM_S)   # the second look, before a request a stopped simulator never answers
-            self._check_silence()
-        answer = self._running.request("stats", watchdog=self._check_silence)["stats"]
-        return self._usb_snapshot(answer) if self.usb is not None else self._snapshot(answer)
+        answer = self._running.request("stats", watchdog=watchdog)
+        return self._snapshot(answer.get("stats", {}))
 
-    def _stop_usb(self) -> Snapshot:
-        if self._direction == "rx":
-            # The device ends its stream (the last frame flagged EOB, in a short transfer),
-            # then the host cancels its IN transfers.
-            final = self._running.request("stop")
-            deadline = time.monotonic() + 0.5
-            while time.monotonic() < deadline and not self.usb.stats().get("rx", {}).get("eob_received"):
-                time.sleep(0.005)
-            self.usb.stop()
-        else:
-            # The host's last OUT transfer carries EOB; the device takes it, then stops
-            # (rx+tx, loopback: the host's IN transfers end with it, after the window).
-            self.usb.stop()
-            final = self._running.request("stop")
-        return self._usb_snapshot(final.get("stats", {}))
+    def _rx_eob(self) -> bool:
+        if self.usb is not None:
+            return bool(self.usb.stats().get("rx", {}).get("eob_received"))
+        return self.rx is not None and bool(self.rx.stats().get("eob_received"))
+
+    def _await_eob(self) -> None:
+        """Let the end-of-burst frame arrive, briefly; a lost EOB is not worth a hang."""
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline and not self._rx_eob():
+            time.sleep(0.005)
 
     def stop(self) -> Snapshot:
         if self.usb is not None:
-            return self._stop_usb()
+            if self._direction == "rx":
+                # The device ends its stream (the last frame flagged EOB, in a short transfer),
+                # then the host cancels its IN transfers.
+                final = self._running.request("stop")
+                self._await_eob()
+                self.usb.stop()
+            else:
+                # The host's last OUT transfer carries EOB; the device takes it, then stops
+                # (rx+tx, loopback: the host's IN transfers end with it, after the window).
+                self.usb.stop()
+                final = self._running.request("stop")
+            return self._snapshot(final.get("stats", {}))
         if self.tx is not None:
             self.tx.stop()
         final = self._running.request("stop")
         if self.rx is not None:
-            # Let the end-of-burst frame arrive, briefly; a lost EOB is not worth a hang.
-            deadline = time.monotonic() + 0.5
-            while time.monotonic() < deadline and not self.rx.stats().get("eob_received"):
-                time.sleep(0.005)
+            self._await_eob()
             self.rx.stop()
         return self._snapshot(final.get("stats", {}))
 
     def close(self) -> None:
-        for stream in (self.tx, self.rx, self.usb):
+        streams: list[HostRx | NativeTx | NativeUsb | None] = [self.tx, self.rx, self.usb]
+        for stream in streams:
             if stream is not None:
                 try:
                     stream.stop()
@@ -389,3 +397,11 @@ class SimDriver(Driver):
         if self.sim is not None:
             self.sim.close()
             self.sim = None
+
+
+def stream_config_transport(cfg: dict[str, object]) -> dict[str, object]:
+    """The transport section of a stream config (hostlib.transports.stream_config)."""
+    t = cfg["transport"]
+    if not isinstance(t, dict):
+        raise ConfigError(f"stream config has no transport section: {cfg}")
+    return t

@@ -12,110 +12,132 @@ fails a transfer ends the case with ERROR naming it.
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, InfrastructureError
-from ..transports import native, stream_config
+from ..counters import Snapshot
+from ..dsl.case import Case
+from ..rig.args import UsbArgs
+from ..rig.inventory import DeviceEntry
+from ..rig.probe import Found, Probe
+from ..transports import stream_config
 from ..transports.usb import max_packet_bytes
-from .base import Driver, Snapshot, register_driver
+from ._native_facade import NativeUsb, RadioStats, have, usb_find, usb_geometry_problems, usbfs_memory_limit_bytes
+from .base import Driver, Watchdog, register_driver
 from .radio import split_stats
 
+UsbMatch = dict[str, str | int]   # the native device match: vid_pid, serial, interface
 
-def usb_match(device: Any) -> dict[str, Any]:
+
+def usb_match(device: DeviceEntry, args: UsbArgs) -> UsbMatch:
     """The native device match of a rig entry: {"vid_pid", "serial", "interface"}."""
-    args = getattr(device, "args", None) or {}
-    match: dict[str, Any] = {"interface": int(args.get("interface", 0))}
-    if args.get("vid_pid"):
-        match["vid_pid"] = str(args["vid_pid"])
-    if getattr(device, "serial", None):
+    match: UsbMatch = {"interface": args.interface}
+    if args.vid_pid:
+        match["vid_pid"] = args.vid_pid
+    if device.serial:
         match["serial"] = str(device.serial)
     return match
 
 
-def describe_match(match: dict[str, Any]) -> str:
+def describe_match(match: UsbMatch) -> str:
     serial = f"serial {match['serial']}" if "serial" in match else ""
-    return " ".join(p for p in (match.get("vid_pid", ""), serial) if p)
+    return " ".join(p for p in (str(match.get("vid_pid", "")), serial) if p)
 
 
-def usb_transport(case: Any, device: Any) -> dict[str, Any]:
+def usb_transport(case: Case, device: DeviceEntry, args: UsbArgs) -> dict[str, object]:
     """The native transport dict of a usb case on a usb rig entry."""
-    args = getattr(device, "args", None) or {}
-    opts = case.transport.options
-    return {"kind": "usb", "transfer_bytes": int(opts["transfer_bytes"]), "transfers": int(opts["transfers"]),
-            "framing": args.get("framing", "packed"), "endpoint_in": int(args.get("endpoint_in", 0x81)),
-            "endpoint_out": int(args.get("endpoint_out", 0x01)), "device": usb_match(device)}
+    t = stream_config(case)["transport"]   # the case's transfers, resolved by the loader
+    return {"kind": "usb", "transfer_bytes": int(t["transfer_bytes"]), "transfers": int(t["transfers"]),
+            "framing": args.framing, "endpoint_in": args.endpoint_in, "endpoint_out": args.endpoint_out,
+            "device": usb_match(device, args)}
 
 
-def geometry_problems(case: Any, device: Any) -> list[str]:
+def geometry_problems(case: Case, device: DeviceEntry, args: UsbArgs) -> list[str]:
     """Why this case's transfers cannot work on this device (each with its fix), from the
     native rules, with the max packet size the rig declares and the kernel's usbfs limit."""
-    nat = native()
     directions = 2 if case.direction == "loopback" else 1
-    return list(nat.usb_geometry_problems(usb_transport(case, device), int(case.transport.frame_bytes),
-                                          max_packet_bytes(getattr(device, "args", None) or {}), directions,
-                                          int(nat.usbfs_memory_limit_bytes())))
+    return usb_geometry_problems(usb_transport(case, device, args), int(case.transport.frame_bytes),
+                                 max_packet_bytes(args.model_dump(exclude_none=True)), directions,
+                                 usbfs_memory_limit_bytes())
 
 
 @register_driver
 class UsbDriver(Driver):
     name = "usb"
 
-    def __init__(self, device: Any):
+    def __init__(self, device: DeviceEntry):
         super().__init__(device)
-        self.stream: Any = None  # the native UsbStream (the native module is untyped)
-        self.case: Any = None
-        self.match = usb_match(device)
+        self.args = self.args_as(UsbArgs)
+        self.stream: NativeUsb | None = None
+        self._case: Case | None = None
+        self.match = usb_match(device, self.args)
+
+    @classmethod
+    def probe(cls) -> Probe:
+        """Nothing to list: a bus holds every USB device of the host; a board is found by
+        its rig entry's match (attached)."""
+        return Probe()
+
+    @classmethod
+    def attached(cls, entry: DeviceEntry, found: Probe) -> list[Found]:
+        if not isinstance(entry.args, UsbArgs):
+            return []
+        if not have("LIBUSB"):
+            raise InfrastructureError("hostlib._native was built without libusb-1.0")
+        try:
+            return [Found("usb", hit) for hit in usb_find(usb_match(entry, entry.args))]
+        except (RuntimeError, ValueError) as exc:
+            raise InfrastructureError(f"libusb cannot list devices: {exc}") from None
+
+    def describe(self) -> str:
+        return f"usb device {describe_match(self.match)}"
 
     def open(self) -> None:
         # The device is looked for in configure(), after the case's geometry is checked:
         # a wrong transfer size is the case's mistake whether or not the board is plugged in.
-        if not getattr(native(), "HAVE_LIBUSB", False):
+        if not have("LIBUSB"):
             raise InfrastructureError("hostlib._native was built without libusb-1.0 "
                                       "(apt-get install libusb-1.0-0-dev; make build)")
 
-    def configure(self, case: Any) -> None:
-        self.case = case
-        where = getattr(case, "location", case.name)
+    def configure(self, case: Case) -> None:
+        self._case = case
+        where = case.location
         if case.transport.kind != "usb":
             raise ConfigError(f"{where}: device {self.device.alias!r} is a usb device; the case's transport must be "
                               f"{{kind: usb, transfer_bytes, transfers}}, not {case.transport.kind}")
-        problems = geometry_problems(case, self.device)
+        problems = geometry_problems(case, self.device, self.args)
         if problems:
             raise ConfigError(f"{where}: transport on usb device {self.device.alias!r}: " + "; ".join(problems))
-        nat = native()
         try:
-            found = nat.UsbStream.find(self.match)
+            found = usb_find(self.match)
         except (RuntimeError, ValueError) as exc:
             raise InfrastructureError(f"libusb cannot list devices: {exc}") from exc
         if not found:
             raise DeviceAbsent(f"no USB device {describe_match(self.match)} on this host")
-        cfg = {**stream_config(case), "transport": usb_transport(case, self.device)}
-        try:
-            self.stream = nat.UsbStream(cfg)
-        except nat.UsbDeviceAbsent as exc:
-            raise DeviceAbsent(str(exc)) from None
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-        except RuntimeError as exc:
-            raise DeviceError(str(exc)) from None
+        self.stream = NativeUsb({**stream_config(case), "transport": usb_transport(case, self.device, self.args)},
+                                where)
+
+    @property
+    def _stream(self) -> NativeUsb:
+        if self.stream is None or self._case is None:
+            raise DeviceError(f"{self.describe()} is not configured")
+        return self.stream
 
     def start(self) -> int:
         started = time.monotonic_ns()
-        self.stream.start()
+        self._stream.start()
         return started
 
-    def _snapshot(self) -> Snapshot:
-        stats = self.stream.stats()
+    def poll(self, watchdog: Watchdog | None = None) -> Snapshot:
+        stats = self._stream.stats()
         if stats.get("error"):
-            raise DeviceError(stats["error"])
-        return split_stats(self.case, stats, stats.get("usb", {}))
-
-    def poll(self) -> Snapshot:
-        return self._snapshot()
+            raise DeviceError(str(stats.get("error")))
+        radio: RadioStats = {"rx": stats.get("rx", {}), "tx": stats.get("tx", {})}
+        assert self._case is not None   # _stream checked it
+        return split_stats(self._case, radio, {**stats.get("usb", {})})
 
     def stop(self) -> Snapshot:
-        self.stream.stop()
-        return self._snapshot()
+        self._stream.stop()
+        return self.poll()
 
     def close(self) -> None:
         stream, self.stream = self.stream, None

@@ -17,28 +17,23 @@ from __future__ import annotations
 import dataclasses
 import resource
 from pathlib import Path
-from typing import Any
 
-from ..drivers.base import Snapshot
-from ..dsl.case import LEGS
+from ..counters import Snapshot, counter, measured
+from ..dsl.case import LEGS, Case
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
-
-# A device that sends nothing for this long mid-run (after its first frame, before its
-# end of burst) is dead or stuck: the case ends as ERROR (device) (docs/drivers.md).
-SILENCE_LIMIT_S = 1.0
-SILENCE_LIMIT_FRAMES = 10   # ... or this many frame periods, when that is longer
+from ..transports import stream_config
 
 # The simulator's own record of what it injected (sim stats), reported as metrics.
 INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",
                  "injected_reorder_frames")
 
-def leg_case(case: Any, leg: str) -> Any:
+def leg_case(case: Case, leg: str) -> Case:
     """The case as one of its streams sees it: an rx+tx case's RX or TX leg is measured
     exactly as an rx or a tx case (the engine's one RX path and one TX path)."""
     return case if case.direction == leg else dataclasses.replace(case, direction=leg)
 
 
-def legs_of(case: Any) -> tuple[str, ...]:
+def legs_of(case: Case) -> tuple[str, ...]:
     """The streams of a case's direction (hostlib.dsl.case.LEGS)."""
     return LEGS.get(case.direction, (case.direction,))
 
@@ -75,7 +70,81 @@ def combine_legs(legs: dict[str, dict[str, float]]) -> dict[str, float]:
     return out
 
 
-def bytes_per_tick(case: Any) -> int:
+def frames_per_delivery(case: Case) -> int:
+    """Frames that reach the receiving end at once: over USB a packed IN transfer
+    completes only when full, so the delivery unit is the transfer (docs/usb.md)."""
+    if case.transport.kind != "usb":
+        return 1
+    transfer_bytes = int(stream_config(case)["transport"]["transfer_bytes"])
+    return max(1, transfer_bytes // int(case.transport.frame_bytes))
+
+
+def fed_by_host(case: Case) -> bool:
+    """The host's sender feeds the stream's receiving end (tx, loopback, rx+tx's TX leg)."""
+    return any(leg in ("tx", "loopback") for leg in legs_of(case))
+
+
+def sender_lead_frames(case: Case, snap: Snapshot) -> float:
+    """How many frames the host's sender is ahead of the rate's clock (started at its
+    first send): it grows while the sender fills what it may have in flight (a device
+    FIFO, USB transfers, which a USB sender fills at bus speed), shrinks while the
+    sender is descheduled, and stays put while it runs at the rate."""
+    start_ns = counter(snap.host_tx, "start_ns")
+    due = (snap.taken_ns - start_ns) / 1e9 * float(case.rate_sps) / case.samples_per_frame if start_ns else 0.0
+    return counter(snap.host_tx, "frames_sent") - due
+
+
+def throughput_ceiling(case: Case, window_s: float, edge_slack_s: float = 0.0) -> float:
+    """The highest throughput_ratio a window can show: the rate plus one delivery (a
+    frame, a USB transfer) counted whole at its edge, plus how far the window's edges
+    could be from the moment its counters were true (edge_slack_s, measured by the run:
+    a host thread that was descheduled at an edge). Above it, the window counted
+    samples that were not its own: an accounting error, not a measurement."""
+    delivery_s = frames_per_delivery(case) * case.samples_per_frame / float(case.rate_sps)
+    return 1.0 + (delivery_s + edge_slack_s) / max(window_s, 1e-9)
+
+
+def edge_slack_s(case: Case, window_start: Snapshot, window_end: Snapshot, final: Snapshot) -> float:
+    """How far a window's edges can be off, as the run measured it. A host receiver's
+    edge is its last frame's arrival: behind by at most its longest wait between frames
+    (a stall), never more. A device's counters (TX) were true between the poll's start
+    and end (the time each edge's poll took), and frames the host had sent but the
+    device not yet counted at the start (its receiver counts in batches) land inside."""
+    if case.direction in ("rx", "loopback"):
+        return counter(final.host_rx, "longest_gap_ns") / 1e9
+    polls_s = sum((s.taken_ns - s.asked_ns) / 1e9 for s in (window_start, window_end) if s.asked_ns is not None)
+
+    def in_flight(s: Snapshot) -> float:
+        return counter(s.host_tx, "frames_sent") - counter(s.device, "tx_frames_received")
+
+    landed = max(0.0, in_flight(window_start) - in_flight(window_end))
+    return polls_s + landed * case.samples_per_frame / float(case.rate_sps)
+
+
+# The metrics a window's throughput accounting makes.
+THROUGHPUT_METRICS = ("throughput_sps", "throughput_msps", "throughput_Bps", "throughput_ratio", "frames_per_s")
+
+
+def overcounted(case: Case, metrics: dict[str, float], window_start: Snapshot, window_end: Snapshot,
+                final: Snapshot) -> str | None:
+    """Why a run's throughput cannot be true (above throughput_ceiling), or None."""
+    legs = ({leg: (leg_case(case, leg), leg_metrics(metrics, leg)) for leg in legs_of(case)}
+            if case.direction == "rx+tx" else {"": (case, metrics)})
+    for leg, (leg_c, m) in legs.items():
+        ratio, window_s = m.get("throughput_ratio"), m.get("duration_s")
+        if ratio is None or window_s is None:
+            continue
+        slack_s = edge_slack_s(leg_c, window_start, window_end, final)
+        ceiling = throughput_ceiling(leg_c, window_s, slack_s)
+        if ratio > ceiling:
+            return (f"{leg + ' ' if leg else ''}throughput {ratio:.2%} of the rate over a {window_s:.3f} s window is "
+                    f"more than the window can hold ({ceiling:.2%}: the rate plus one delivery of "
+                    f"{frames_per_delivery(case)} frame(s) and {slack_s * 1e3:.1f} ms the edges may be off); "
+                    "the window counted samples that were not its own")
+    return None
+
+
+def bytes_per_tick(case: Case) -> int:
     """Payload bytes of one tick: one sample on every channel."""
     return case.bytes_per_sample * int(case.channels)
 
@@ -111,95 +180,22 @@ def cpu_busy_ticks() -> tuple[int, int] | None:
     return sum(vals) - idle, sum(vals)
 
 
-def _num(d: dict, key: str) -> float:
-    v = d.get(key, 0)
-    return float(v or 0)
-
-
-def _measured(d: dict, key: str) -> float | None:
-    """A counter, or None when the driver did not measure it (null or absent)."""
-    v = d.get(key)
-    return None if v is None else float(v)
-
-
-def silence_limit_s(case: Any) -> float:
-    """How long a stream may stay silent mid-run before the device counts as dead:
-    derived from the interval at which a live stream delivers, so a slow stream (low
-    rate, large frames) is never flagged. Over USB a packed IN transfer completes only
-    when full, so the delivery unit is the transfer (docs/usb.md), not the frame."""
-    frames_per_delivery = 1
-    t = getattr(case, "transport", None)
-    if t is not None and t.kind == "usb":
-        transfer_bytes = int(t.options.get("transfer_bytes") or t.frame_bytes)   # resolved by the loader
-        frames_per_delivery = max(1, transfer_bytes // int(t.frame_bytes))
-    frame_period_s = case.samples_per_frame / float(case.rate_sps)
-    return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frames_per_delivery * frame_period_s)
-
-
-def silence_error(case: Any, snap: Snapshot) -> str | None:
-    """What went quiet and for how long, when a started stream has been silent longer
-    than silence_limit_s (RX: no frame received before end of burst; TX: no send
-    accepted by the device); None while the stream is alive."""
-    limit_s = silence_limit_s(case)
-    sides = []
-    if case.direction in ("rx", "loopback", "rx+tx") and not snap.host_rx.get("eob_received"):
-        sides.append(("received no samples", snap.host_rx.get("last_frame_ns")))
-    if case.direction in ("tx", "loopback", "rx+tx"):
-        sides.append(("accepted no samples", snap.host_tx.get("last_send_ns")))
-    for what, last_ns in sides:
-        if last_ns and snap.taken_ns - int(last_ns) > limit_s * 1e9:
-            silent_s = (snap.taken_ns - int(last_ns)) / 1e9
-            return (f"{what} for {silent_s:.2f} s mid-run (a live device is silent at most "
-                    f"{limit_s:g} s: max({SILENCE_LIMIT_S:g} s, {SILENCE_LIMIT_FRAMES} frame periods))")
-    return None
-
-
-SILENCE_CONFIRM_S = 0.05   # the second look at a silence, after the host's own threads have had time to run
-
-
-class SilenceWatch:
-    """silence_error, confirmed by a second look: a silence counts only when a later
-    check (at least SILENCE_CONFIRM_S on) still sees the same last frame. A machine-wide
-    stall freezes the host's receiver as well as the check, and when both run again the
-    receiver drains the backlog at once: that is a busy host, not a silent device."""
-
-    def __init__(self, case: Any):
-        self.case = case
-        self._suspect: tuple[Any, Any] | None = None
-
-    @property
-    def suspect(self) -> bool:
-        """A silence was seen once and awaits its second look."""
-        return self._suspect is not None
-
-    def check(self, snap: Snapshot) -> str | None:
-        silent = silence_error(self.case, snap)
-        if not silent:
-            self._suspect = None
-            return None
-        mark = (snap.host_rx.get("last_frame_ns"), snap.host_tx.get("last_send_ns"))
-        if self._suspect != mark:
-            self._suspect = mark
-            return None
-        return silent
-
-
-def received_payload_bytes(case: Any, snap: Snapshot) -> float:
+def received_payload_bytes(case: Case, snap: Snapshot) -> float:
     """Payload bytes that reached the receiving end of the case's stream."""
     if case.direction == "tx":
-        return _num(snap.device, "tx_payload_bytes_received") or (
-            _num(snap.device, "tx_samples_received") * bytes_per_tick(case)
+        return counter(snap.device, "tx_payload_bytes_received") or (
+            counter(snap.device, "tx_samples_received") * bytes_per_tick(case)
         )
-    return _num(snap.host_rx, "payload_bytes_received")
+    return counter(snap.host_rx, "payload_bytes_received")
 
 
-def received_frames(case: Any, snap: Snapshot) -> float:
+def received_frames(case: Case, snap: Snapshot) -> float:
     if case.direction == "tx":
-        return _num(snap.device, "tx_frames_received")
-    return _num(snap.host_rx, "frames_received")
+        return counter(snap.device, "tx_frames_received")
+    return counter(snap.host_rx, "frames_received")
 
 
-def window_edge_ns(case: Any, snap: Snapshot) -> int:
+def window_edge_ns(case: Case, snap: Snapshot) -> int:
     """When the counters of `snap` were true.
 
     For a host receiver that is the arrival of the last frame counted (so the
@@ -216,19 +212,19 @@ def window_edge_ns(case: Any, snap: Snapshot) -> int:
     return snap.taken_ns
 
 
-def expected_samples(case: Any, final: Snapshot) -> float:
+def expected_samples(case: Case, final: Snapshot) -> float:
     """What the stream should have carried, comparable with samples_received (both
     count the whole stream): RX, the rate over the span from the first to the last
     received frame (plus that frame's own period); TX, what the host sent."""
     if case.direction == "tx":
-        return _num(final.host_tx, "payload_bytes_sent") / bytes_per_tick(case)
-    first, last = _num(final.host_rx, "first_frame_ns"), _num(final.host_rx, "last_frame_ns")
+        return counter(final.host_tx, "payload_bytes_sent") / bytes_per_tick(case)
+    first, last = counter(final.host_rx, "first_frame_ns"), counter(final.host_rx, "last_frame_ns")
     if not first or last < first:
         return 0.0
     return round((last - first) / 1e9 * float(case.rate_sps) + case.samples_per_frame)
 
 
-def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
+def series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
     """One per-second row: rates over the last interval, error counts in it (rx+tx:
     both legs together, and each as '<leg>.<name>')."""
     if case.direction == "rx+tx":
@@ -238,7 +234,7 @@ def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str
     return _series_row(case, prev, cur, t0_ns)
 
 
-def _series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
+def _series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
     dt = max((cur.taken_ns - prev.taken_ns) / 1e9, 1e-9)
     d_bytes = received_payload_bytes(case, cur) - received_payload_bytes(case, prev)
     row = {
@@ -252,11 +248,11 @@ def _series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[st
         # (the outbox leaves NaN out) and absent from the case's metrics.
         now, before = _error_total(case, cur, name), _error_total(case, prev, name)
         row[name] = now - before if now is not None and before is not None else float("nan")
-    row["underruns"] = _num(cur.device, "underruns") - _num(prev.device, "underruns")
+    row["underruns"] = counter(cur.device, "underruns") - counter(prev.device, "underruns")
     return row
 
 
-def progress_row(case: Any, row: dict[str, float], snap: Snapshot) -> dict[str, float]:
+def progress_row(case: Case, row: dict[str, float], snap: Snapshot) -> dict[str, float]:
     """What a live progress display shows: the series row plus the counters as the verdict
     counts them (over the whole stream, warm-up included), the frames so far, MB/s and
     the requested window, so that the live view and the verdict never disagree."""
@@ -265,14 +261,14 @@ def progress_row(case: Any, row: dict[str, float], snap: Snapshot) -> dict[str, 
     for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
         # not measured: nothing to show live
         out["total_" + name] = sum(_error_total(c, snap, name) or 0.0 for c in legs)
-    out["total_underruns"] = _num(snap.device, "underruns")
+    out["total_underruns"] = counter(snap.device, "underruns")
     out["total_frames"] = sum(received_frames(c, snap) for c in legs) + out["total_missing_frames"]
     out["throughput_Bps"] = row["throughput_sps"] * bytes_per_tick(case)
     out["window_s"] = float(case.duration_s)
     return out
 
 
-def _error_total(case: Any, snap: Snapshot, name: str) -> float | None:
+def _error_total(case: Case, snap: Snapshot, name: str) -> float | None:
     """A counter at the receiving end of the stream: RX, the host receiver; TX, the
     device's own receiver (tx_<name>); loopback, both legs (a device that does not
     report its TX leg leaves the RX leg, which sees what the TX leg lost as pattern
@@ -280,34 +276,42 @@ def _error_total(case: Any, snap: Snapshot, name: str) -> float | None:
     if name == "overruns" and case.direction == "tx":
         return 0.0  # overflow is an RX event: a TX-only stream has nothing that can overflow
     if case.direction == "tx":
-        return _measured(snap.device, "tx_" + name)
-    host = _measured(snap.host_rx, name)
+        return measured(snap.device, "tx_" + name)
+    host = measured(snap.host_rx, name)
     if host is None or case.direction == "rx":
         return host
-    device = _measured(snap.device, "tx_" + name)
+    device = measured(snap.device, "tx_" + name)
     return host + (device or 0.0)
 
 
-def longest_gap_ns(case: Any, window_end: Snapshot, final: Snapshot) -> float:
+def longest_gap_ns(case: Case, window_end: Snapshot, final: Snapshot) -> float:
     """The longest time without a frame, counting the silence from the last frame to
     the end of the window (a device that stopped sending has that as its gap)."""
-    gap = _num(final.host_rx, "longest_gap_ns")
-    last = _num(window_end.host_rx, "last_frame_ns")
+    gap = counter(final.host_rx, "longest_gap_ns")
+    last = counter(window_end.host_rx, "last_frame_ns")
     if last and not window_end.host_rx.get("eob_received"):
         gap = max(gap, window_end.taken_ns - last)
     return gap
 
 
-def compute_metrics(case: Any, **kwargs: Any) -> dict[str, float]:
-    """The metrics of a run (rx+tx: each leg measured as its own rx or tx case, then
-    combine_legs)."""
-    if case.direction == "rx+tx":
-        return combine_legs({leg: _compute_metrics(leg_case(case, leg), **kwargs) for leg in legs_of(case)})
-    return _compute_metrics(case, **kwargs)
+CpuTicks = tuple[tuple[int, int] | None, tuple[int, int] | None]   # cpu_busy_ticks() at the window's ends
 
 
-def _compute_metrics(
-    case: Any,
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """What a run measured, for compute_metrics."""
+
+    started_ns: int
+    window_start: Snapshot
+    window_end: Snapshot
+    final: Snapshot
+    cpu_s: float
+    rcvbuf_errors: int | None
+    cpu_ticks: CpuTicks
+
+
+def compute_metrics(
+    case: Case,
     *,
     started_ns: int,
     window_start: Snapshot,
@@ -315,8 +319,19 @@ def _compute_metrics(
     final: Snapshot,
     cpu_s: float,
     rcvbuf_errors: int | None,
-    cpu_ticks: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, None),
+    cpu_ticks: CpuTicks = (None, None),
 ) -> dict[str, float]:
+    """The metrics of a run (rx+tx: each leg measured as its own rx or tx case, then
+    combine_legs)."""
+    run = Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf_errors, cpu_ticks)
+    if case.direction == "rx+tx":
+        return combine_legs({leg: _compute_metrics(leg_case(case, leg), run) for leg in legs_of(case)})
+    return _compute_metrics(case, run)
+
+
+def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
+    started_ns, window_start, window_end, final = run.started_ns, run.window_start, run.window_end, run.final
+    cpu_s, rcvbuf_errors, cpu_ticks = run.cpu_s, run.rcvbuf_errors, run.cpu_ticks
     tick_bytes = bytes_per_tick(case)
     rate = float(case.rate_sps)
     window_s = max((window_edge_ns(case, window_end) - window_edge_ns(case, window_start)) / 1e9, 1e-9)
@@ -328,11 +343,11 @@ def _compute_metrics(
     m["samples_received"] = received_payload_bytes(case, final) / tick_bytes
     m["frames_received"] = received_frames(case, final)
     if case.direction == "tx":
-        m["samples_sent"] = _num(final.host_tx, "payload_bytes_sent") / tick_bytes
-        m["frames_sent"] = _num(final.host_tx, "frames_sent")
+        m["samples_sent"] = counter(final.host_tx, "payload_bytes_sent") / tick_bytes
+        m["frames_sent"] = counter(final.host_tx, "frames_sent")
     else:
-        m["samples_sent"] = _num(final.device, "samples_sent")
-        m["frames_sent"] = _num(final.device, "frames_sent")
+        m["samples_sent"] = counter(final.device, "samples_sent")
+        m["frames_sent"] = counter(final.device, "frames_sent")
     m["throughput_sps"] = d_bytes / tick_bytes / window_s
     m["throughput_msps"] = m["throughput_sps"] / 1e6
     m["throughput_Bps"] = d_bytes / window_s
@@ -344,16 +359,17 @@ def _compute_metrics(
         if value is not None:
             m[name] = value
     for name in INJECTED_KEYS:
-        if final.device.get(name) is not None:
-            m[name] = float(final.device[name])
-    m["underruns"] = _num(final.device, "underruns")
-    m["late_commands"] = _num(final.device, "late_commands")
-    m["timeouts"] = _num(final.host_rx, "timeouts")
-    if case.direction in ("rx", "loopback") and _num(final.host_rx, "latency_count") > 0:
+        injected = measured(final.device, name)
+        if injected is not None:
+            m[name] = injected
+    m["underruns"] = counter(final.device, "underruns")
+    m["late_commands"] = counter(final.device, "late_commands")
+    m["timeouts"] = counter(final.host_rx, "timeouts")
+    if case.direction in ("rx", "loopback") and counter(final.host_rx, "latency_count") > 0:
         for q in ("p50", "p99", "p999", "max"):
-            m[f"latency_{q}_s"] = _num(final.host_rx, f"latency_{q}_ns") / 1e9
+            m[f"latency_{q}_s"] = counter(final.host_rx, f"latency_{q}_ns") / 1e9
     if case.direction in ("rx", "loopback"):
-        first = _num(final.host_rx, "first_frame_ns")
+        first = counter(final.host_rx, "first_frame_ns")
         if first:
             m["time_to_first_sample_s"] = max(first - started_ns, 0) / 1e9
         m["longest_gap_s"] = longest_gap_ns(case, window_end, final) / 1e9
@@ -369,7 +385,7 @@ def _compute_metrics(
     if "thread_cpu_ns" in host_side:
         raw_window_s = max((window_end.taken_ns - window_start.taken_ns) / 1e9, 1e-9)
         m["host_rx_cpu_percent"] = (
-            100.0 * (_num(host_side, "thread_cpu_ns") - _num(host_side0, "thread_cpu_ns")) / 1e9 / raw_window_s)
+            100.0 * (counter(host_side, "thread_cpu_ns") - counter(host_side0, "thread_cpu_ns")) / 1e9 / raw_window_s)
     t0, t1 = cpu_ticks
     if t0 is not None and t1 is not None and t1[1] > t0[1]:
         m["host_cpu_busy_percent"] = 100.0 * (t1[0] - t0[0]) / (t1[1] - t0[1])

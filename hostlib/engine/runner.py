@@ -10,21 +10,35 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable
-from typing import Any
 
-from .._exceptions import ConfigError, DeviceAbsent, DeviceError, DeviceNotAttached, DeviceSilent, HilrigError
-from ..drivers import driver_class
-from ..drivers.base import Snapshot
+from .._exceptions import (
+    ConfigError,
+    DeviceAbsent,
+    DeviceError,
+    DeviceNotAttached,
+    DeviceSilent,
+    HilrigError,
+    InfrastructureError,
+)
+from ..counters import Snapshot
+from ..drivers import Driver, driver_class
+from ..dsl.case import Case
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
+from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
 from ..rig.requires import unmet_requirement
 from . import measure
 from .search import run_search
+from .silence import SilenceWatch, watched_poll
 from .verdict import judge
 
+Progress = Callable[[dict[str, float]], None]   # a live display: measure.progress_row once a second
+
 FIRST_DATA_TIMEOUT_S = 5.0
+SENDER_SETTLE_INTERVAL_S = 0.05   # how often a host sender's lead is looked at before the window
+SENDER_SETTLE_MAX_S = 2.0         # the longest a window waits for the sender to run at the rate
 DEFAULT_LOCK_TIMEOUT_S = 600.0
 
 
@@ -32,7 +46,7 @@ def _utc_now() -> str:
     return iso_utc(utc_now())
 
 
-def _check_device(case: Any, rig: Any):
+def _check_device(case: Case, rig: Rig) -> DeviceEntry:
     """The rig's entry for the case's device, or DeviceAbsent saying why not."""
     device = rig.devices.get(case.device)
     if device is None:
@@ -45,43 +59,40 @@ def _check_device(case: Any, rig: Any):
     return device
 
 
-def _reference_duration(case: Any) -> Any:
+def _reference_duration(case: Case) -> Case:
     """Cases tagged `reference` run short by default; $HILRIG_REFERENCE_DURATION
     (seconds) lengthens them for the nightly reference run (docs/performance.md)."""
     value = os.environ.get("HILRIG_REFERENCE_DURATION")
-    if not value or "reference" not in tuple(getattr(case, "tags", ()) or ()):
+    if not value or "reference" not in case.tags:
         return case
     try:
         seconds = float(value)
     except ValueError:
         raise ConfigError(f"HILRIG_REFERENCE_DURATION={value!r}: must be a number of seconds") from None
-    changes: dict[str, Any] = {"duration_s": seconds}
-    if case.timeout_s < seconds + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S:
-        changes["timeout_s"] = seconds + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S
-    return dataclasses.replace(case, **changes)
+    timeout_s = max(case.timeout_s, seconds + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S)
+    return dataclasses.replace(case, duration_s=seconds, timeout_s=timeout_s)
 
 
-def _lock_for(case: Any, device: Any):
+def _lock_for(case: Case, device: DeviceEntry) -> DeviceLock | None:
     """The device's lock (hostlib.rig.lock), held from open to close; None for the
     simulator, which every run starts for itself (nothing is shared), unless the rig
     entry sets args.lock: true. Wait: $HILRIG_LOCK_TIMEOUT seconds (default 600)."""
-    args = getattr(device, "args", None) or {}
-    if device.driver == "sim" and not args.get("lock"):
+    if device.driver == "sim" and not device.args.lock:
         return None
     timeout_s = float(os.environ.get("HILRIG_LOCK_TIMEOUT", "") or DEFAULT_LOCK_TIMEOUT_S)
-    return DeviceLock(device, case=getattr(case, "test_name", case.name), timeout_s=timeout_s).acquire()
+    return DeviceLock(device, case=case.test_name, timeout_s=timeout_s).acquire()
 
 
-def _has_data(case: Any, snap: Snapshot) -> bool:
+def _has_data(case: Case, snap: Snapshot) -> bool:
     return all(measure.received_frames(measure.leg_case(case, leg), snap) > 0 for leg in measure.legs_of(case))
 
 
 def run_case(
-    case: Any,
-    rig: Any,
+    case: Case,
+    rig: Rig,
     *,
     run_id: str,
-    progress: Callable[[dict], None] | None = None,
+    progress: Progress | None = None,
     require_devices: bool = False,
     say: Callable[[str], None] | None = None,
 ) -> CaseResult:
@@ -91,7 +102,7 @@ def run_case(
     `require_devices`: a device the rig lists but that is not attached is an
     ERROR (device) instead of a SKIP (a nightly on an unplugged bench goes red).
     `say`: the front-end's console, where a rate search tells which step it runs."""
-    if getattr(case, "search", None) is None:
+    if case.search is None:
         return _run_one(case, rig, run_id=run_id, progress=progress, require_devices=require_devices)
     try:
         case = _reference_duration(case)   # lengthens the confirmation, never the steps
@@ -102,7 +113,7 @@ def run_case(
                       say or (lambda line: None))
 
 
-def _run_one(case: Any, rig: Any, *, run_id: str, progress: Callable[[dict], None] | None,
+def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
              require_devices: bool, reference: bool = True) -> CaseResult:
     started_utc = _utc_now()
     result = CaseResult(
@@ -110,8 +121,8 @@ def _run_one(case: Any, rig: Any, *, run_id: str, progress: Callable[[dict], Non
         started_utc=started_utc, ended_utc=started_utc, verdict=Verdict.ERROR, message="",
         metrics={}, thresholds=[], series=[], error=None,
     )
-    driver = None
-    lock = None
+    driver: Driver | None = None
+    lock: DeviceLock | None = None
     try:
         if reference:  # a bad $HILRIG_REFERENCE_DURATION is this case's ERROR
             case = result.case = _reference_duration(case)
@@ -159,10 +170,10 @@ def _run_one(case: Any, rig: Any, *, run_id: str, progress: Callable[[dict], Non
     return result
 
 
-def _expected_error(case: Any, result: CaseResult) -> None:
+def _expected_error(case: Case, result: CaseResult) -> None:
     """`expect_error: <kind>`: the case tests that the rig notices a failure (the
     simulator dying mid-run): ERROR of that kind is its PASS, anything else its FAIL."""
-    want = getattr(case, "expect_error", None)
+    want = case.expect_error
     if not want or result.verdict == Verdict.SKIP:
         return
     got = f"{result.verdict.label}" + (f" ({result.kind})" if result.verdict == Verdict.ERROR else "")
@@ -176,8 +187,9 @@ def _expected_error(case: Any, result: CaseResult) -> None:
         result.message = f"FAIL: expected ERROR ({want}), the run ended {got}{detail}"
 
 
-def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
+def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress | None) -> None:
     timeout_s = float(case.timeout_s)
+    watch = SilenceWatch(case)
     rcv0 = measure.udp_rcvbuf_errors()
     started_ns = driver.start()
     deadline_ns = started_ns + int(timeout_s * 1e9)
@@ -188,16 +200,17 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
 
     # The window starts at the first data after warm-up, so start-up latency
     # never counts against throughput (it is reported as time_to_first_sample_s).
-    snap = driver.poll()
+    snap = watched_poll(driver, watch)
     first_deadline = time.monotonic() + min(FIRST_DATA_TIMEOUT_S, timeout_s)
     while not _has_data(case, snap):
         if time.monotonic() > first_deadline:
             raise DeviceError(f"no data within {FIRST_DATA_TIMEOUT_S:g} s of starting the stream")
         time.sleep(0.001)
-        snap = driver.poll()
+        snap = watched_poll(driver, watch)
     if case.warmup_s > 0:
         time.sleep(case.warmup_s)
-        snap = driver.poll()
+        snap = watched_poll(driver, watch)
+    snap = _sender_settled(case, driver, watch, snap, overdue)
     window_start = prev = snap
     cpu0 = measure.cpu_seconds()
     ticks0 = measure.cpu_busy_ticks()
@@ -211,7 +224,7 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
             time.sleep((wake_ns - now) / 1e9)
         overdue()
         try:
-            cur = driver.poll()
+            cur = watched_poll(driver, watch)
         except DeviceSilent as exc:
             # What was measured before the silence is kept; the window ends when the
             # silence was noticed, so longest_gap_s holds the silence itself.
@@ -241,3 +254,39 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
         final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf, cpu_ticks=(ticks0, ticks1),
     )
     result.warnings = measure.host_warnings(final)
+    overcount = measure.overcounted(case, result.metrics, window_start, window_end, final)
+    if overcount and any(t.metric in measure.THROUGHPUT_METRICS for t in case.thresholds):
+        # A throughput threshold cannot pass on samples that were not the window's: the
+        # rig's own accounting is wrong, not the device and not the case, so it is an
+        # infrastructure error (the metrics stay in the result, as measured).
+        raise InfrastructureError(overcount)
+    if overcount:   # nothing is judged on it: said beside the result
+        result.warnings.append(overcount)
+
+
+def _sender_settled(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,
+                    overdue: Callable[[], None]) -> Snapshot:
+    """A stream the host feeds (tx, loopback, rx+tx) is measured once the host's sender
+    runs at the rate: a sender that fills a device FIFO and its transfers in flight
+    at bus speed first (USB) delivers that lead on top of the rate, and a window that
+    counted it would report more than was asked. The window starts at the first
+    snapshot where the sender's lead has stopped growing and is as large as it has been
+    (within one delivery; a sender descheduled at the window's start would make up its
+    lead inside the window); after SENDER_SETTLE_MAX_S it starts anyway (the
+    throughput ceiling judges it)."""
+    if not measure.fed_by_host(case):
+        return snap
+    delivery = measure.frames_per_delivery(case)
+    interval_s = max(SENDER_SETTLE_INTERVAL_S, 10 * delivery * case.samples_per_frame / float(case.rate_sps))
+    lead = measure.sender_lead_frames(case, snap)
+    most = lead
+    deadline = time.monotonic() + SENDER_SETTLE_MAX_S
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        overdue()
+        snap = watched_poll(driver, watch)
+        before, lead = lead, measure.sender_lead_frames(case, snap)
+        most = max(most, lead)
+        if lead - before <= delivery and lead >= most - delivery:
+            break
+    return snap

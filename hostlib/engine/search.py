@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable
-from typing import Any
 
+from ..dsl.case import Case, SearchSpec
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
 from ..results.record import CaseResult, Verdict
 from ..units import format_quantity
@@ -34,37 +34,44 @@ def step_count(n_candidates: int) -> int:
     return max(1, math.ceil(math.log2(n_candidates + 1)))
 
 
-def estimated_seconds(case: Any, overhead_s: float) -> float:
+def _spec(case: Case) -> SearchSpec:
+    if case.search is None:
+        raise ValueError(f"{case.location}: {case.test_name} is not a rate search case")
+    return case.search
+
+
+def estimated_seconds(case: Case, overhead_s: float) -> float:
     """Wall time of a search case: its steps and one confirmation (more if a step is
     retried or the confirmation fails)."""
-    spec = case.search
+    spec = _spec(case)
     run = float(case.warmup_s) + overhead_s
     return step_count(len(spec.values)) * (run + spec.step_s) + run + float(case.duration_s)
 
 
-def data_rate_Bps(case: Any, rate_sps: float) -> float:
+def data_rate_Bps(case: Case, rate_sps: float) -> float:
     """Payload bytes per second of a rate, all the case's directions together."""
     return rate_sps * bytes_per_tick(case) * len(legs_of(case))
 
 
-def candidate(case: Any, value: int, duration_s: float) -> Any:
-    """The case run at one candidate for duration_s (an ordinary case: no search)."""
-    spec = case.search
-    changes: dict[str, Any] = {
-        spec.key: value, "rate_sps": case.master_clock_hz / value, "duration_s": duration_s, "search": None,
-        "timeout_s": duration_s + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S,
-    }
-    other = "interpolation" if spec.key == "decimation" else "decimation"
-    if getattr(case, other, None) is not None:
-        changes[other] = value   # loopback / rx+tx: one rate for both (validated equal)
-    return dataclasses.replace(case, **changes)
+def candidate(case: Case, value: int, duration_s: float) -> Case:
+    """The case run at one candidate for duration_s (an ordinary case: no search).
+    loopback / rx+tx set both dividers: one rate for both (validated equal)."""
+    spec = _spec(case)
+    decimation = value if spec.key == "decimation" or case.decimation is not None else None
+    interpolation = value if spec.key == "interpolation" or case.interpolation is not None else None
+    return dataclasses.replace(case, decimation=decimation, interpolation=interpolation,
+                               rate_sps=case.master_clock_hz / value, duration_s=duration_s, search=None,
+                               timeout_s=duration_s + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S)
 
 
-def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[str], None]) -> CaseResult:
+Step = dict[str, str | int | float | bool | None]   # one run of the search, as the result's `steps` keep it
+
+
+def run_search(case: Case, run_one: Callable[[Case], CaseResult], say: Callable[[str], None]) -> CaseResult:
     """Search, confirm, and return the confirmation's result (or the step that ended it)."""
-    spec = case.search
+    spec = _spec(case)
     values = spec.values
-    steps: list[dict] = []
+    steps: list[Step] = []
     planned = step_count(len(values))
 
     def attempt(value: int, duration_s: float, phase: str) -> CaseResult:
@@ -109,23 +116,29 @@ def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[s
     return _finish(case, last, steps, confirmed, "")
 
 
-def _finish(case: Any, last: CaseResult, steps: list[dict], confirmed: CaseResult | None, why: str) -> CaseResult:
-    spec = case.search
+def _divider(case: Case, key: str) -> int:
+    value = case.decimation if key == "decimation" else case.interpolation
+    return int(value or 0)
+
+
+def _finish(case: Case, last: CaseResult, steps: list[Step], confirmed: CaseResult | None, why: str) -> CaseResult:
+    spec = _spec(case)
     result = confirmed or last
     result.case = dataclasses.replace(result.case, test_name=case.test_name, name=case.name, search=spec)
     result.steps = steps
-    tried = ", ".join(f"{s['key']} {s['value']} ({format_quantity(s['rate_sps'], 'rate')}) {s['verdict']}"
-                      for s in steps)
+    tried = ", ".join(f"{s['key']} {s['value']} ({format_quantity(float(s['rate_sps'] or 0), 'rate')}) "
+                      f"{s['verdict']}" for s in steps)
     if result.verdict in (Verdict.ERROR, Verdict.SKIP):
         result.message = f"{why or 'the search stopped'}: {result.message} (tried: {tried})"
         return result
     rate = result.case.rate_sps if confirmed else 0.0
     result.metrics.update({
         "max_rate_sps": rate, "max_throughput_Bps": data_rate_Bps(case, rate),
-        "search_divider": float(getattr(result.case, spec.key) if confirmed else 0), "search_steps": float(len(steps)),
+        "search_divider": float(_divider(result.case, spec.key) if confirmed else 0),
+        "search_steps": float(len(steps)),
     })
     if confirmed:
-        result.message = (f"max rate {format_quantity(rate, 'rate')} ({spec.key} {getattr(result.case, spec.key)}, "
+        result.message = (f"max rate {format_quantity(rate, 'rate')} ({spec.key} {_divider(result.case, spec.key)}, "
                           f"{data_rate_Bps(case, rate) / 1e6:.2f} MB/s) held over {case.duration_s:g} s; "
                           f"tried: {tried}; {result.message}")
     else:

@@ -8,11 +8,12 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ruamel.yaml import YAML
 
 from .._exceptions import ConfigError
+from .inventory import DeviceEntry, Rig
+from .probe import Found
 
 __all__ = [
     "MANIFEST_NAME",
@@ -52,18 +53,21 @@ class Image:
     image: str
     version: str
     frame_format_version: int
-    devices: dict[str, Any]               # {driver: ..., args: {...}}: which rig devices run it
+    devices: dict[str, object]            # {driver: ..., args: {...}}: which rig devices run it
     reported_as: str                      # the key the device reports the version under
     rtl_git_hash: str | None = None
-    parameters: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, object] = field(default_factory=dict)
 
-    def applies_to(self, entry: Any) -> bool:
+    def applies_to(self, entry: DeviceEntry) -> bool:
         if self.devices.get("driver") != entry.driver:
             return False
-        if self.devices.get("firmware") != getattr(entry, "firmware", None):   # the simulator's device core
+        if self.devices.get("firmware") != entry.firmware:   # the simulator's device core
             return False
         want = self.devices.get("args") or {}
-        return all(str((entry.args or {}).get(k)) == str(v) for k, v in want.items())
+        if not isinstance(want, dict):
+            return False
+        given = {k: str(v) for k, v in entry.args.given().items()}
+        return all(given.get(k) == str(v) for k, v in want.items())
 
 
 def load_images(path: Path | None = None) -> list[Image]:
@@ -93,7 +97,7 @@ def rtl_tree_hash(rtl_dir: Path | None = None) -> str:
     return hashlib.sha1(b"tree %d\0" % len(entries) + entries).hexdigest()
 
 
-def reported_version(found: Any, firmware: str | None = None, key: str = "version") -> tuple[str, str] | None:
+def reported_version(found: Found, firmware: str | None = None, key: str = "version") -> tuple[str, str] | None:
     """(key, version) the device reports, or None. The simulator is asked (`hello`, run with
     --firmware when the rig entry names its device core; key: the image's reported_as)."""
     if found.kind == "sim":
@@ -105,7 +109,7 @@ def reported_version(found: Any, firmware: str | None = None, key: str = "versio
     return None
 
 
-def sim_hello(found: Any, firmware: str | None = None) -> dict[str, Any] | None:
+def sim_hello(found: Found, firmware: str | None = None) -> dict[str, object] | None:
     """The simulator's `hello` answer (its version, and the RTL image it runs), None if it cannot say."""
     try:
         out = subprocess.run([found.args["binary"], *(["--firmware", firmware] if firmware else [])],
@@ -123,22 +127,16 @@ class ImageRow:
     detail: str
 
 
-def image_rows(rig: Any, probe: Any, manifest: Path | None = None) -> list[ImageRow]:
-    """`hilrig rig check`: the attached devices (matched as check_rig matches them) against the
-    manifest; none without a manifest (manifest_path())."""
-    from .probe import _matches
+def image_rows(rig: Rig, found_by_alias: dict[str, Found], manifest: Path | None = None) -> list[ImageRow]:
+    """`hilrig rig check`: the attached devices (each rig device's match, as check_rig found
+    it) against the manifest; none without a manifest (manifest_path())."""
     manifest = manifest or manifest_path()
     if manifest is None:
         return []
-    found_by_alias = {}
-    for alias, entry in rig.devices.items():
-        hits = [f for f in probe.found if f.kind == entry.driver and (entry.driver == "sim" or _matches(entry, f))]
-        if hits:
-            found_by_alias[alias] = hits[0]
     return compare_images(rig, found_by_alias, load_images(manifest))
 
 
-def compare_images(rig: Any, found_by_alias: dict[str, Any], images: list[Image]) -> list[ImageRow]:
+def compare_images(rig: Rig, found_by_alias: dict[str, Found], images: list[Image]) -> list[ImageRow]:
     """One row per attached rig device that an image applies to."""
     rows = []
     for alias, entry in sorted(rig.devices.items()):
@@ -146,7 +144,7 @@ def compare_images(rig: Any, found_by_alias: dict[str, Any], images: list[Image]
         found = found_by_alias.get(alias)
         if image is None or found is None:
             continue
-        firmware = getattr(entry, "firmware", None)
+        firmware = entry.firmware
         got = reported_version(found, firmware, image.reported_as) if found.kind == "sim" else reported_version(found)
         want = f"{image.image} {image.version} (frame format v{image.frame_format_version}"
         want += f", rtl {image.rtl_git_hash[:12]})" if image.rtl_git_hash else ")"

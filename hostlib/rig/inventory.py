@@ -12,7 +12,8 @@ from ruamel.yaml.comments import CommentedMap
 from hostlib._exceptions import ConfigError, ConfigIssue
 from hostlib._installed import packaged_rig
 from hostlib.dsl.schema import MAX_RATE_SPS, NonEmpty, quantity
-from hostlib.dsl.yamlsrc import line_of, load_yaml, pydantic_issues, to_plain
+from hostlib.dsl.yamlsrc import dotted, line_of, load_yaml, pydantic_issues, to_plain
+from hostlib.rig.args import USB_ARG_HINTS, ArgsModel, RadioArgs, UsbArgs, args_model
 
 if TYPE_CHECKING:  # pragma: no cover
     from hostlib.dsl.case import Case
@@ -26,7 +27,7 @@ DEFAULT_RIG = "sim"
 class DeviceEntry:
     alias: str
     driver: str                         # "sim" | "uhd" | "soapy" | "usb"
-    args: dict[str, Any]                # driver arguments (UHD/Soapy device args, sim options)
+    args: ArgsModel                     # the driver's args (hostlib.rig.args), typed by `driver`
     serial: str | None
     channels: int                       # most channels the device streams at once
     max_rate_sps: float                 # highest sample rate the device (and its link) supports
@@ -35,7 +36,14 @@ class DeviceEntry:
     fifo_frames: int | None = None      # device FIFO depth in frames (simulator), None = driver default
     firmware: str | None = None         # sim: the device core, "model" (C++) or "rtl" (firmware/rtl in Verilator)
     line: int | None = None             # where the entry is written
-    loopback: dict[str, Any] = field(default_factory=dict)  # attached cabling (port -> port)
+    loopback: dict[str, str] = field(default_factory=dict)  # attached cabling (port -> port)
+
+    def describe_match(self) -> str:
+        """What identifies the device in messages: its args and serial as written."""
+        want = ", ".join(f"{k}={v}" for k, v in self.args.given().items())
+        if self.serial:
+            want += (", " if want else "") + f"serial={self.serial}"
+        return want or "(any)"
 
     def unsupported_reason(self, case: Case) -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
@@ -74,37 +82,11 @@ class Rig:
     description: str = ""
     require_devices: bool = False       # a listed device that is not attached fails the case (hardware rigs)
 
-    def device(self, alias: str) -> DeviceEntry | None:
-        return self.devices.get(alias)
-
-
-class _UsbArgsModel(BaseModel):
-    """args of a `driver: usb` entry (docs/usb.md): a lab's board streaming hilrig frames
-    over bulk endpoints. VID:PID and/or the entry's serial pick the device."""
-    model_config = ConfigDict(extra="forbid")
-    vid_pid: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$"),
-                       Field(strict=True)] | None = None
-    interface: Annotated[int, Field(strict=True, ge=0, le=255)] = 0
-    endpoint_in: Annotated[int, Field(strict=True, ge=0x81, le=0x8F)] = 0x81
-    endpoint_out: Annotated[int, Field(strict=True, ge=0x01, le=0x0F)] = 0x01
-    framing: Literal["packed", "short_packet"] = "packed"
-    speed: Literal["high", "super"] = "high"          # declares the max packet size checked before a run
-    max_packet_bytes: Annotated[int, Field(strict=True, ge=8, le=1024)] | None = None
-    lock: Annotated[bool, Field(strict=True)] | None = None
-
-
-_USB_ARG_HINTS = {
-    "vid_pid": "VID:PID in hex as lsusb shows it, e.g. \"1209:4852\" (quoted)",
-    "endpoint_in": "an IN endpoint address, 0x81..0x8f (bit 7 set), as lsusb -v shows bEndpointAddress",
-    "endpoint_out": "an OUT endpoint address, 0x01..0x0f",
-    "interface": "the bInterfaceNumber to claim, 0..255",
-}
-
 
 class _DeviceModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     driver: Literal["sim", "uhd", "soapy", "usb"]
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, object] = Field(default_factory=dict)   # typed per driver by load_rig (hostlib.rig.args)
     serial: NonEmpty | None = None
     channels: Annotated[int, Field(strict=True, ge=1, le=255)] = 1
     max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS, what=" S/s")]
@@ -112,7 +94,7 @@ class _DeviceModel(BaseModel):
                                                                min_length=1)
     # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
     transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default=["udp", "shm"], min_length=1)
-    loopback: dict[str, Any] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
+    loopback: dict[str, str] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     # sim only: the simulator's device core; rtl = firmware/rtl/loopback_top as a Verilator
     # model (hilrig-sim --firmware rtl, docs/firmware.md "RTL in the loop")
@@ -127,24 +109,39 @@ class _DeviceModel(BaseModel):
 
     @model_validator(mode="after")
     def _usb_entry(self) -> _DeviceModel:
-        """driver: usb: args checked (with what each key takes), transports default [usb]."""
+        """driver: usb: a device to look for, transports default [usb]."""
         if self.driver != "usb":
             return self
-        try:
-            args = _UsbArgsModel.model_validate(self.args)
-        except ValidationError as e:
-            raise ValueError("; ".join(f"args.{'.'.join(str(p) for p in err['loc'])}: "
-                                       f"{_USB_ARG_HINTS.get(str(err['loc'][0]), err['msg'])} "
-                                       f"(got {err.get('input')!r})"
-                                       for err in e.errors())) from None
-        if not args.vid_pid and not self.serial:
+        if not self.args.get("vid_pid") and not self.serial:
             raise ValueError("a usb device needs args.vid_pid ('VVVV:PPPP', as lsusb shows it) or serial, or both")
         if "transports" not in self.model_fields_set:
             self.transports = ["usb"]
         if self.transports != ["usb"]:
             raise ValueError(f"a usb device streams over usb only; transports: [usb] (got {self.transports})")
-        self.args = args.model_dump(exclude_none=True)
         return self
+
+
+def _device_args(file: str, tree: CommentedMap, alias: str, model: _DeviceModel) -> tuple[ArgsModel | None,
+                                                                                       list[ConfigIssue]]:
+    """A device's args as its driver's model, or the issues (file:line of each key)."""
+    cls = args_model(model.driver)
+    where = ("devices", alias, "args")
+    if issubclass(cls, RadioArgs):
+        refused = cls.refused_keys(model.args)
+        if refused:
+            return None, [ConfigIssue(file, line_of(tree, (*where, key)), dotted((*where, key)), why)
+                          for key, why in refused.items()]
+    try:
+        return cls.model_validate(model.args), []
+    except ValidationError as e:
+        issues = pydantic_issues(e, cls, file, tree, prefix=where)
+        return None, [ConfigIssue(i.file, i.line, i.field, _usb_hint(i.field, i.message) if cls is UsbArgs
+                                  else i.message) for i in issues]
+
+
+def _usb_hint(field: str, message: str) -> str:
+    key = field.rsplit(".", 1)[-1]
+    return f"{USB_ARG_HINTS[key]} ({message})" if key in USB_ARG_HINTS else message
 
 
 # Keys that would put a secret into the (committed) rig file; the hint says what to write instead.
@@ -231,13 +228,20 @@ def load_rig(path: str | Path) -> Rig:
     if secret_issues:
         raise ConfigError(secret_issues)
     devices = {}
+    arg_issues: list[ConfigIssue] = []
     for alias, d in m.devices.items():
+        args, issues = _device_args(file, tree, alias, d)
+        arg_issues += issues
+        if args is None:
+            continue
         devices[alias] = DeviceEntry(
-            alias=alias, driver=d.driver, args=dict(d.args), serial=d.serial, channels=d.channels,
+            alias=alias, driver=d.driver, args=args, serial=d.serial, channels=d.channels,
             max_rate_sps=d.max_rate, directions=tuple(dict.fromkeys(d.directions)),
             transports=tuple(dict.fromkeys(d.transports)), fifo_frames=d.fifo_frames, firmware=d.firmware,
             loopback=dict(d.loopback),
             line=line_of(tree, ("devices", alias)))
+    if arg_issues:
+        raise ConfigError(sorted(arg_issues, key=lambda i: (i.line or 0, i.field)))
     results = m.results.model_dump()
     if results["evidence"] is None:
         del results["evidence"]

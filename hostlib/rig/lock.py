@@ -22,9 +22,9 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from .._exceptions import InfrastructureError
+from .inventory import DeviceEntry
 
 __all__ = ["DeviceLock", "DeviceLocked", "device_lock_key", "lock_dir", "read_holder"]
 
@@ -35,7 +35,7 @@ POLL_S = 0.05
 class DeviceLocked(InfrastructureError):
     """The device stayed locked by another run for the whole wait."""
 
-    def __init__(self, message: str, holder: dict[str, Any] | None):
+    def __init__(self, message: str, holder: dict[str, object] | None):
         super().__init__(message)
         self.holder = holder or {}
 
@@ -57,21 +57,21 @@ def lock_dir() -> Path:
     raise InfrastructureError(f"no usable lock directory ({'; '.join(errors)}); set HILRIG_LOCK_DIR")
 
 
-def device_lock_key(device: Any) -> str:
+def device_lock_key(device: DeviceEntry) -> str:
     """What identifies the physical device: its serial when the rig gives one (two
     rig files naming one radio share the lock), else driver + args, else the alias."""
-    serial = getattr(device, "serial", None)
+    serial = device.serial
     if serial:
         raw = f"{device.driver}-serial-{serial}"
     else:
-        args = getattr(device, "args", None) or {}
-        raw = f"{device.driver}-{getattr(device, 'alias', 'device')}"
+        args = device.args.given()
+        raw = f"{device.driver}-{device.alias}"
         if args:
             raw += "-" + ",".join(f"{k}={v}" for k, v in sorted(args.items()))
     return re.sub(r"[^A-Za-z0-9_.=,-]+", "_", raw)[:200]
 
 
-def read_holder(path: Path) -> dict[str, Any]:
+def read_holder(path: Path) -> dict[str, object]:
     try:
         text = Path(path).read_text()
         return json.loads(text) if text.strip() else {}
@@ -79,7 +79,7 @@ def read_holder(path: Path) -> dict[str, Any]:
         return {}
 
 
-def describe_holder(holder: dict[str, Any]) -> str:
+def describe_holder(holder: dict[str, object]) -> str:
     if not holder:
         return "an unknown holder (no holder record)"
     parts = [f"pid {holder.get('pid', '?')}", f"user {holder.get('user', '?')}"]
@@ -99,7 +99,7 @@ class DeviceLock:
     the holder; release() is idempotent.
     """
 
-    def __init__(self, device: Any, *, case: str = "", timeout_s: float = 60.0, directory: Path | None = None):
+    def __init__(self, device: DeviceEntry, *, case: str = "", timeout_s: float = 60.0, directory: Path | None = None):
         self.device = device
         self.case = case
         self.timeout_s = float(timeout_s)
@@ -124,7 +124,7 @@ class DeviceLock:
                 if waited >= self.timeout_s:
                     os.close(fd)
                     holder = read_holder(self.path)
-                    alias = getattr(self.device, "alias", "?")
+                    alias = self.device.alias
                     raise DeviceLocked(
                         f"device {alias!r} is locked by {describe_holder(holder)}; waited {waited:.1f} s "
                         f"(lock {self.path})", holder) from None
@@ -132,7 +132,7 @@ class DeviceLock:
         self.waited_s = time.monotonic() - start
         # We hold it: a previous holder that died left its record; ours replaces it.
         record = {"pid": os.getpid(), "user": _user(), "host": socket.gethostname(), "case": self.case,
-                  "device": getattr(self.device, "alias", ""),
+                  "device": self.device.alias,
                   "since": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)

@@ -42,7 +42,7 @@ def test_simulator_stats_keys_are_documented():
     try:
         rx = native().RxStream(complete_config(RX_CONFIG))
         try:
-            answer = sim.request("configure", **complete_config({**RX_CONFIG, "rx_dest": rx.endpoint(), "fifo_frames": 16},
+            answer = sim.request("configure", fields=complete_config({**RX_CONFIG, "rx_dest": rx.endpoint(), "fifo_frames": 16},
                                                                 sim=True))
             stats = sim.request("stats")["stats"]
         finally:

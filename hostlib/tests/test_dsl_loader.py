@@ -238,5 +238,5 @@ def test_starter_cases_are_valid_and_fit_the_sim_rig():
     for c in cases:
         assert c.duration_s + c.warmup_s <= 2.5, c.test_name   # short: the suite runs on 2 shared cores
         assert c.thresholds, c.test_name
-        entry = rig.device(c.device)
+        entry = rig.devices.get(c.device)
         assert entry is not None and entry.unsupported_reason(c) is None, c.test_name

@@ -128,7 +128,7 @@ def test_tx_host_stall_counts_underruns():
         cfg = complete_config({"direction": "tx", "channels": 1, "sample_format": "sc16", "rate_sps": rate,
                                "master_clock_hz": 100e6, "frame_bytes": 48 + 4 * spf, "fifo_frames": 64,
                                "transport": {"kind": "udp", "host": "127.0.0.1", "port": 0}}, sim=True)
-        answer = sim.request("configure", **cfg)
+        answer = sim.request("configure", fields=cfg)
         dest = answer["endpoint"]
         sim.request("start")
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -13,14 +13,16 @@ import pytest
 from hostlib.results.record import ErrorKind
 
 from hostlib.rig import DeviceEntry
+from hostlib.rig.args import UhdArgs
 from hostlib.rig.lock import DeviceLock, DeviceLocked, read_holder
 from hostlib.tests.conftest import requires_native
 
 HOLDER = """
 import sys, time
 from hostlib.rig import DeviceEntry
+from hostlib.rig.args import UhdArgs
 from hostlib.rig.lock import DeviceLock
-dev = DeviceEntry(alias="dut", driver="uhd", args={"type": "b200"}, serial="ABC", channels=1,
+dev = DeviceEntry(alias="dut", driver="uhd", args=UhdArgs(type="b200"), serial="ABC", channels=1,
                   max_rate_sps=1e6, directions=("rx",), transports=("usb",))
 lock = DeviceLock(dev, case="nightly RX", timeout_s=5).acquire()
 print("locked", flush=True)
@@ -29,7 +31,7 @@ time.sleep(120)
 
 
 def device(serial="ABC", alias="dut"):
-    return DeviceEntry(alias=alias, driver="uhd", args={"type": "b200"}, serial=serial, channels=1,
+    return DeviceEntry(alias=alias, driver="uhd", args=UhdArgs(type="b200"), serial=serial, channels=1,
                        max_rate_sps=1e6, directions=("rx",), transports=("usb",))
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from hostlib.drivers.base import Snapshot
+from hostlib.counters import Snapshot
 from hostlib.dsl.faults import fault_fit
-from hostlib.engine.measure import compute_metrics, silence_error, silence_limit_s
+from hostlib.engine.measure import compute_metrics
+from hostlib.engine.silence import silence_error, silence_limit_s
 from hostlib.metrics import METRICS
 
 from .factories import make_case

@@ -19,7 +19,7 @@ def test_aliases_resolve_to_their_metric():
 
 
 def test_engine_reports_only_registered_metrics():
-    from hostlib.drivers.base import Snapshot
+    from hostlib.counters import Snapshot
     from hostlib.engine.measure import compute_metrics
 
     from .factories import make_case

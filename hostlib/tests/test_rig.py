@@ -84,3 +84,48 @@ def test_unsupported_reason(tmp_path):
     assert "rate" in dut.unsupported_reason(cases["RX UDP 10 MS/s"])
     assert "direction tx" in dut.unsupported_reason(cases["TX UDP 10 MS/s"])
     assert "transport shm" in dut.unsupported_reason(cases["RX shm [decimation=200]"])
+
+
+# ------------------------------------------------------------------ typed device args
+
+@pytest.mark.parametrize("driver, args, key, hint", [
+    ("sim", "{lok: true}", "lok", "did you mean 'lock'?"),
+    ("sim", "{binray: /opt/hilrig-sim}", "binray", "did you mean 'binary'?"),
+    ("uhd", "{type: b200, lok: true}", "lok", "did you mean 'lock'?"),
+    ("soapy", "{driver: hilrig, check_patern: true}", "check_patern", "did you mean 'check_pattern'?"),
+])
+def test_a_typo_in_device_args_is_refused_with_its_line(tmp_path, driver, args, key, hint):
+    """A misspelt key of hilrig's own (lock, check_pattern, binary) must not load: on the
+    simulator it would be ignored, on a radio passed through as a device arg the library
+    ignores, and either way what it meant (hold the lock, check the pattern) is off."""
+    path = tmp_path / "rig.yaml"
+    path.write_text(f"name: typo\ndevices:\n  dut:\n    driver: {driver}\n    args: {args}\n    max_rate: 1 MS/s\n")
+    with pytest.raises(ConfigError) as exc:
+        load_rig(path)
+    text = str(exc.value)
+    assert f"{path}:5" in text and f"devices.dut.args.{key}" in text and hint in text, text
+
+
+def test_device_args_are_typed_per_driver(tmp_path):
+    from hostlib.rig.args import SimArgs, SoapyArgs, UhdArgs
+    path = tmp_path / "rig.yaml"
+    path.write_text(textwrap.dedent("""\
+        name: typed
+        devices:
+          sim: {driver: sim, args: {lock: true}, max_rate: 1 GS/s}
+          usrp: {driver: uhd, args: {type: b200, addr: 192.168.10.2, check_pattern: true}, max_rate: 1 MS/s}
+          soapy: {driver: soapy, args: {driver: hilrig, frequency_hz: 1e9}, max_rate: 1 MS/s}
+        """))
+    rig = load_rig(path)
+    assert rig.devices["sim"].args == SimArgs(lock=True)
+    usrp = rig.devices["usrp"].args
+    assert isinstance(usrp, UhdArgs) and usrp.check_pattern is True
+    # UHD's device args are free-form: passed through as text, hilrig's own keys left out.
+    assert usrp.device_args() == {"type": "b200", "addr": "192.168.10.2"}
+    soapy = rig.devices["soapy"].args
+    assert isinstance(soapy, SoapyArgs) and soapy.frequency_hz == 1e9 and soapy.device_args() == {"driver": "hilrig"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: bad\ndevices:\n  usrp:\n    driver: uhd\n    args: {type: b200, tune: {a: 1}}\n"
+                   "    max_rate: 1 MS/s\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:5: devices.usrp.args.tune: device arg 'tune' is a dict"):
+        load_rig(bad)

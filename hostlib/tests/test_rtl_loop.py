@@ -32,7 +32,7 @@ def rtl_image():
 
 def stream(sim_rig, case, seconds: float):
     """The `rtl` device streams `case` for `seconds`: (final snapshot, seconds from start to stop)."""
-    driver = SimDriver(sim_rig.device("rtl"))
+    driver = SimDriver(sim_rig.devices["rtl"])
     driver.open()
     try:
         driver.configure(case)
@@ -46,7 +46,7 @@ def stream(sim_rig, case, seconds: float):
 
 
 def test_rig_device_rtl_runs_the_rtl_image(sim_rig):
-    entry = sim_rig.device("rtl")
+    entry = sim_rig.devices["rtl"]
     assert entry.driver == "sim" and entry.firmware == "rtl"
     sim = SimProcess(None, ["--firmware", "rtl"])
     try:
@@ -97,7 +97,7 @@ def test_the_rtl_binds_the_stream_to_its_parameters(write_case, sim_rig):
         duration: 0.2 s
         thresholds: {missing_frames: "== 0"}
         """)
-    driver = SimDriver(sim_rig.device("rtl"))
+    driver = SimDriver(sim_rig.devices["rtl"])
     driver.open()
     try:
         with pytest.raises(DeviceError) as err:

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from hostlib.engine import run_case
-from hostlib.engine.measure import SILENCE_LIMIT_S, silence_limit_s
+from hostlib.engine.silence import SILENCE_LIMIT_S, silence_limit_s
 from hostlib.tests.conftest import child_pids, requires_native, run_in_background
 
 pytestmark = requires_native
@@ -118,8 +118,8 @@ def test_a_busy_host_is_not_a_silent_device(write_case):
     """A machine-wide stall freezes the receiver as well as the check: the first look
     sees 1.5 s without a frame, but by the second the receiver has drained its backlog.
     Only a silence that the second look confirms (same last frame) is the device's."""
-    from hostlib.drivers.base import Snapshot
-    from hostlib.engine.measure import SilenceWatch
+    from hostlib.counters import Snapshot
+    from hostlib.engine.silence import SilenceWatch
 
     [case] = write_case("""
         name: watch

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from hostlib import _native as native
-from hostlib.drivers.base import Snapshot
+from hostlib.counters import Snapshot
 from hostlib.engine import measure
 from hostlib.tests.test_native_streams import Sim  # the simulator process helper
 

@@ -1,0 +1,78 @@
+"""The measurement window holds the samples of its own time: a throughput above the
+asked rate is an accounting error of the rig (ERROR, infrastructure), never a PASS."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hostlib.dsl import load_cases
+from hostlib.engine import run_case
+from hostlib.results.record import ErrorKind, Verdict
+from hostlib.tests.conftest import REPO, requires_native
+
+USB_CASES = REPO / "testcases" / "usb" / "usb_sim.yaml"
+
+
+def usb_case(name: str):
+    return next(c for c in load_cases([USB_CASES]) if c.name == name)
+
+
+@requires_native
+def test_usb_loopback_throughput_is_the_rate_not_the_senders_lead(sim_rig):
+    """Over USB the host's sender fills the device FIFO and its transfers in flight at
+    bus speed before it runs at the rate; the simulator echoes each frame as it arrives.
+    A window that starts while that lead is filling counts it on top of the rate
+    (it read 106 %): the window starts once the sender runs at the rate."""
+    case = usb_case("USB2 loopback 4 MS/s")
+    r = run_case(case, sim_rig, run_id="window")
+    m = r.metrics
+    assert r.verdict in (Verdict.PASS, Verdict.MARGINAL), r.message
+    # The rate plus one 16 KiB transfer (two 8192-byte frames) counted whole at an edge,
+    # plus the receiver's longest wait for a frame (how late an edge can be on a busy host).
+    ceiling = 1 + (2 * case.samples_per_frame / case.rate_sps + m["longest_gap_s"]) / m["duration_s"]
+    assert m["throughput_ratio"] <= ceiling, m
+    assert m["throughput_ratio"] >= 0.99, m
+
+
+@requires_native
+def test_a_window_that_counts_the_senders_lead_is_an_infrastructure_error(sim_rig, monkeypatch):
+    """The same loopback with no warm-up and no wait for the sender: the window holds the
+    lead (more than the rate plus one frame), which the rig reports as its own error,
+    keeping what it measured, instead of a PASS above 100 %."""
+    from hostlib.engine import runner
+
+    monkeypatch.setattr(runner, "SENDER_SETTLE_MAX_S", 0.0)
+    case = dataclasses.replace(usb_case("USB2 loopback 4 MS/s"), warmup_s=0.0)
+    r = run_case(case, sim_rig, run_id="window-lead")
+    assert r.verdict is Verdict.ERROR and r.error_kind is ErrorKind.INFRASTRUCTURE, r.message
+    assert "more than the window can hold" in r.message, r.message
+    assert r.metrics["throughput_ratio"] > 1.0, r.metrics   # what was measured is kept
+
+
+def test_throughput_ceiling_is_the_rate_plus_one_delivery_and_the_measured_edge_slack():
+    from hostlib.counters import Snapshot
+    from hostlib.engine.measure import overcounted, throughput_ceiling
+
+    case = usb_case("USB2 loopback 4 MS/s")      # 2036-sample frames, two per 16 KiB transfer
+    ceiling = throughput_ceiling(case, 1.0)
+    assert ceiling == pytest.approx(1 + 2 * 2036 / 4e6)
+    quiet = Snapshot(taken_ns=0)
+    assert overcounted(case, {"throughput_ratio": ceiling, "duration_s": 1.0}, quiet, quiet, quiet) is None
+    text = overcounted(case, {"throughput_ratio": 1.064, "duration_s": 1.0}, quiet, quiet, quiet) or ""
+    assert "throughput 106.40%" in text, text
+    # A receiver that once waited 5 ms for a frame may have its edge 5 ms late: allowed for.
+    stalled = Snapshot(host_rx={"longest_gap_ns": 5_000_000}, taken_ns=0)
+    assert overcounted(case, {"throughput_ratio": 1.005, "duration_s": 1.0}, quiet, quiet, stalled) is None
+    both = usb_case("USB2 rx+tx 4 MS/s")
+    # TX: the device's counters were true while each edge's poll ran (asked_ns .. taken_ns).
+    polled = Snapshot(taken_ns=2_000_000, asked_ns=0)
+    assert overcounted(both, {"tx.throughput_ratio": 1.004, "tx.duration_s": 1.0}, polled, polled, quiet) is None
+    # TX: frames the host had sent but the device had not yet counted at the start land inside.
+    start = Snapshot(host_tx={"frames_sent": 100}, device={"tx_frames_received": 90}, taken_ns=0)
+    end = Snapshot(host_tx={"frames_sent": 2100}, device={"tx_frames_received": 2100}, taken_ns=0)
+    assert overcounted(both, {"tx.throughput_ratio": 1.0045, "tx.duration_s": 1.0}, start, end, quiet) is None
+    assert overcounted(both, {"tx.throughput_ratio": 1.0045, "tx.duration_s": 1.0}, end, end, quiet)
+    text = overcounted(both, {"rx.throughput_ratio": 1.0, "rx.duration_s": 1.0,
+                              "tx.throughput_ratio": 1.05, "tx.duration_s": 1.0}, polled, polled, quiet) or ""
+    assert text.startswith("tx throughput 105.00%"), text
