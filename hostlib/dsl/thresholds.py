@@ -23,16 +23,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hostlib import metrics as _metrics
-from hostlib.units import _NUMBER, UnitError, format_quantity, unit_scale
+from hostlib._exceptions import ThresholdError, UnitError
+from hostlib.units import _NUMBER, format_quantity, unit_scale
 
 if TYPE_CHECKING:  # pragma: no cover
     from hostlib.dsl.case import Case
 
 __all__ = ["PARAMS", "Threshold", "ThresholdError", "ThresholdResult", "parse_threshold"]
-
-
-class ThresholdError(ValueError):
-    """A threshold that does not parse or does not fit its metric."""
 
 
 _OPS: dict[str, Callable[[float, float], bool]] = {

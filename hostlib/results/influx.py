@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import urllib3
 
-from .._exceptions import InfrastructureError
+from .._exceptions import InfluxRejected, InfluxSetupError, InfluxUnavailable, InfrastructureError, ResultServerError
 from ._fsio import fsync_dir, replace_durable
 from .outbox import Outbox, is_active
 
@@ -42,10 +42,6 @@ if TYPE_CHECKING:
 
 SENT_DIR = "sent"
 REJECTED_DIR = "rejected"
-
-
-class InfluxSetupError(InfrastructureError):
-    """The target cannot be used as configured: missing secret, bad credentials, no database."""
 
 
 class _Secret:
@@ -134,18 +130,8 @@ class InfluxTarget:
 
 
 # ------------------------------------------------------------------------- outcomes of one request
-
-class _Unavailable(Exception):
-    """Server unreachable, timed out, 5xx or 429: keep the data, try later."""
-
-
-class _Refused(Exception):
-    """Credentials or database wrong (401/403/404): keep the data, fix the rig file."""
-
-
-class _Rejected(Exception):
-    """The server refused the data itself (other 4xx): set the file aside, never retry."""
-
+# The client maps every low-level error (urllib3, influxdb_client, an HTTP status) once,
+# in _classify and _unreachable, to the tree's ResultServerError kinds.
 
 def _server_message(status: int, body: Any, headers: Any = None) -> str:
     """The server's own words: X-Influxdb-Error, else the JSON error/message, else the body."""
@@ -212,25 +198,25 @@ class _Client:
                 text = text.replace(secret, "***")
         return text
 
-    def _classify(self, status: int, message: str) -> Exception:
+    def _classify(self, status: int, message: str) -> ResultServerError:
         message = self.scrub(message)
         if status in (401, 403):
-            return _Refused(f"{self.target.describe()} refused the credentials from {self.target.where}: {message}")
+            return InfluxSetupError(f"{self.target.describe()} refused the credentials from {self.target.where}: {message}")
         if status == 404:
-            return _Refused(f"{self.target.describe()} has no such database/bucket (see {self.target.where}): "
+            return InfluxSetupError(f"{self.target.describe()} has no such database/bucket (see {self.target.where}): "
                             f"{message}")
         if status == 429 or status >= 500:
-            return _Unavailable(f"{self.target.describe()} answered {message}")
-        return _Rejected(message)
+            return InfluxUnavailable(f"{self.target.describe()} answered {message}")
+        return InfluxRejected(message)
 
-    def _unreachable(self, exc: BaseException) -> _Unavailable:
+    def _unreachable(self, exc: BaseException) -> InfluxUnavailable:
         reason = getattr(exc, "reason", None) or exc
         text = str(reason)
         if "Connection refused" in text:
             text = "connection refused"
         elif "timed out" in text.lower():
             text = f"no answer within {self.target.timeout_s:g} s"
-        return _Unavailable(f"{self.target.describe()} is unreachable: {self.scrub(text)}")
+        return InfluxUnavailable(f"{self.target.describe()} is unreachable: {self.scrub(text)}")
 
     # -- writing
 
@@ -287,10 +273,9 @@ class _Client:
         try:
             resp = self._http.request("POST", url, headers=self._headers)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise InfluxSetupError(str(self._unreachable(exc))) from None
+            raise self._unreachable(exc) from None
         if resp.status != 200:
-            raise InfluxSetupError(str(self._classify(resp.status, _server_message(resp.status, resp.data,
-                                                                                  resp.headers))))
+            raise self._classify(resp.status, _server_message(resp.status, resp.data, resp.headers))
         doc = json.loads(resp.data)
         result = (doc.get("results") or [{}])[0]
         if result.get("error"):
@@ -306,10 +291,9 @@ class _Client:
             tables = client.query_api().query(flux, org=org)
         except ApiException as exc:
             status = int(exc.status or 0)
-            raise InfluxSetupError(str(self._classify(status, _server_message(status, exc.body,
-                                                                             exc.headers)))) from None
+            raise self._classify(status, _server_message(status, exc.body, exc.headers)) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise InfluxSetupError(str(self._unreachable(exc))) from None
+            raise self._unreachable(exc) from None
         return [dict(rec.values) for table in tables for rec in table.records]
 
 
@@ -413,16 +397,16 @@ def ship_outbox(outbox_dir: str | Path, target: InfluxTarget) -> ShipReport:
             try:
                 for start in range(0, len(lines), target.batch_lines):
                     client.write(lines[start:start + target.batch_lines])
-            except _Rejected as exc:
+            except InfluxRejected as exc:
                 moved = _move(path, outbox / REJECTED_DIR)
                 reason = str(exc)
                 replace_durable(moved.with_name(moved.name + ".reason"),
                                 f"{target.describe()} rejected {path.name}: {reason}\n")
                 report.rejected.append((moved, reason))
                 continue
-            except (_Unavailable, _Refused) as exc:
+            except (InfluxUnavailable, InfluxSetupError) as exc:
                 report.problem = str(exc)
-                report.problem_kind = "unavailable" if isinstance(exc, _Unavailable) else "setup"
+                report.problem_kind = "unavailable" if isinstance(exc, InfluxUnavailable) else "setup"
                 report.kept = pending[index:]
                 break
             report.sent.append((_move(path, outbox / SENT_DIR), len(lines)))

@@ -24,20 +24,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .._exceptions import InfrastructureError
+from .._exceptions import DeviceLocked, InfrastructureError
 
 __all__ = ["DeviceLock", "DeviceLocked", "device_lock_key", "lock_dir", "read_holder"]
 
 DEFAULT_LOCK_DIR = "/run/lock/hilrig"
 POLL_S = 0.05
-
-
-class DeviceLocked(InfrastructureError):
-    """The device stayed locked by another run for the whole wait."""
-
-    def __init__(self, message: str, holder: dict[str, Any] | None):
-        super().__init__(message)
-        self.holder = holder or {}
 
 
 def lock_dir() -> Path:
