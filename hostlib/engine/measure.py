@@ -43,12 +43,6 @@ def legs_of(case: Any) -> tuple[str, ...]:
     return LEGS.get(case.direction, (case.direction,))
 
 
-def leg_metrics(metrics: dict[str, float], leg: str) -> dict[str, float]:
-    """One leg's metrics of an rx+tx result (stored as '<leg>.<metric>')."""
-    prefix = leg + "."
-    return {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix)}
-
-
 # rx+tx: what the case's own (unqualified) metrics are made of its legs' — both
 # directions together (the published "both directions" figure is the sum).
 _SUMMED = ("throughput_sps", "throughput_msps", "throughput_Bps", "frames_per_s", "samples_expected",
@@ -59,10 +53,10 @@ _WORST = ("throughput_ratio",)   # the lower leg
 
 
 def combine_legs(legs: dict[str, dict[str, float]]) -> dict[str, float]:
-    """The metrics of an rx+tx run: each leg's as '<leg>.<name>', and the case's own
-    names for both together (sums; throughput_ratio the worse leg; the rest the most
-    of either, e.g. duration_s, host CPU, underruns, which are the device's)."""
-    out: dict[str, float] = {f"{leg}.{k}": v for leg, m in legs.items() for k, v in m.items()}
+    """The metrics of an rx+tx run under the case's own names, both legs together (sums;
+    throughput_ratio the worse leg; the rest the most of either, e.g. duration_s, host
+    CPU, underruns, which are the device's). Each leg's own stay in CaseResult.legs."""
+    out: dict[str, float] = {}
     names = dict.fromkeys(k for m in legs.values() for k in m)
     for name in names:
         values = [m[name] for m in legs.values() if name in m]
@@ -233,8 +227,9 @@ def series_row(case: Any, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str
     both legs together, and each as '<leg>.<name>')."""
     if case.direction == "rx+tx":
         legs = {leg: _series_row(leg_case(case, leg), prev, cur, t0_ns) for leg in legs_of(case)}
-        row = combine_legs(legs)
-        return {"t_s": legs["rx"]["t_s"], **{k: v for k, v in row.items() if k != "t_s" and not k.endswith(".t_s")}}
+        # the series keeps each leg's columns as '<leg>.<name>' (a series row is flat)
+        row = combine_legs(legs) | {f"{leg}.{k}": v for leg, m in legs.items() for k, v in m.items() if k != "t_s"}
+        return {"t_s": legs["rx"]["t_s"], **{k: v for k, v in row.items() if k != "t_s"}}
     return _series_row(case, prev, cur, t0_ns)
 
 
@@ -299,11 +294,18 @@ def longest_gap_ns(case: Any, window_end: Snapshot, final: Snapshot) -> float:
 
 
 def compute_metrics(case: Any, **kwargs: Any) -> dict[str, float]:
-    """The metrics of a run (rx+tx: each leg measured as its own rx or tx case, then
-    combine_legs)."""
+    """The metrics of a run (rx+tx: both legs together, combine_legs)."""
+    return measure_legs(case, **kwargs)[0]
+
+
+def measure_legs(case: Any, **kwargs: Any) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """(the run's metrics, each leg's own): rx+tx measures each leg as its own rx or tx
+    case and combines them (CaseResult.metrics, CaseResult.legs); other directions have
+    no legs."""
     if case.direction == "rx+tx":
-        return combine_legs({leg: _compute_metrics(leg_case(case, leg), **kwargs) for leg in legs_of(case)})
-    return _compute_metrics(case, **kwargs)
+        legs = {leg: _compute_metrics(leg_case(case, leg), **kwargs) for leg in legs_of(case)}
+        return combine_legs(legs), legs
+    return _compute_metrics(case, **kwargs), {}
 
 
 def _compute_metrics(

@@ -135,10 +135,10 @@ def _run_one(case: Any, rig: Any, *, run_id: str, progress: Callable[[dict], Non
         if require_devices:
             result.set_error(ErrorKind.DEVICE, f"required device not attached: {exc}")
         else:
-            result.verdict, result.message = Verdict.SKIP, str(exc)
+            result.set_skip(str(exc))
         result.message = summary_line(result)
     except DeviceAbsent as exc:
-        result.verdict, result.error, result.message = Verdict.SKIP, None, str(exc)
+        result.set_skip(str(exc))
         result.message = summary_line(result)
     except DeviceError as exc:
         result.set_error(ErrorKind.DEVICE, str(exc))
@@ -216,7 +216,7 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
             # What was measured before the silence is kept; the window ends when the
             # silence was noticed, so longest_gap_s holds the silence itself.
             if isinstance(exc.snapshot, Snapshot):
-                result.metrics = measure.compute_metrics(
+                result.metrics, result.legs = measure.measure_legs(
                     case, started_ns=started_ns, window_start=window_start, window_end=exc.snapshot,
                     final=exc.snapshot, cpu_s=measure.cpu_seconds() - cpu0, rcvbuf_errors=None,
                     cpu_ticks=(ticks0, measure.cpu_busy_ticks()))
@@ -236,7 +236,7 @@ def _stream(case: Any, driver: Any, result: CaseResult, progress) -> None:
     final = driver.stop()
     rcv1 = measure.udp_rcvbuf_errors()
     rcvbuf = (rcv1 - rcv0) if (rcv0 is not None and rcv1 is not None and case.transport.kind == "udp") else None
-    result.metrics = measure.compute_metrics(
+    result.metrics, result.legs = measure.measure_legs(
         case, started_ns=started_ns, window_start=window_start, window_end=window_end,
         final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf, cpu_ticks=(ticks0, ticks1),
     )

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
 from ..results.record import CaseResult, Verdict
+from ..results.schema import SearchStep
 from ..units import format_quantity
 from .measure import bytes_per_tick, legs_of
 
@@ -64,7 +65,7 @@ def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[s
     """Search, confirm, and return the confirmation's result (or the step that ended it)."""
     spec = case.search
     values = spec.values
-    steps: list[dict] = []
+    steps: list[SearchStep] = []
     planned = step_count(len(values))
 
     def attempt(value: int, duration_s: float, phase: str) -> CaseResult:
@@ -77,7 +78,7 @@ def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[s
         r = run_one(c)
         steps.append({"step": len(steps) + 1, "phase": phase, "key": spec.key, "value": value,
                       "rate_sps": c.rate_sps, "throughput_Bps": r.metrics.get("throughput_Bps"),
-                      "verdict": r.verdict.value, "passed": r.verdict.passed, "message": r.message})
+                      "verdict": r.verdict, "passed": r.verdict.passed, "message": r.message})
         say(f"{label}: {r.verdict.label}")
         return r
 
@@ -109,7 +110,7 @@ def run_search(case: Any, run_one: Callable[[Any], CaseResult], say: Callable[[s
     return _finish(case, last, steps, confirmed, "")
 
 
-def _finish(case: Any, last: CaseResult, steps: list[dict], confirmed: CaseResult | None, why: str) -> CaseResult:
+def _finish(case: Any, last: CaseResult, steps: list[SearchStep], confirmed: CaseResult | None, why: str) -> CaseResult:
     spec = case.search
     result = confirmed or last
     result.case = dataclasses.replace(result.case, test_name=case.test_name, name=case.name, search=spec)

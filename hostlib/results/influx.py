@@ -201,7 +201,8 @@ class _Client:
     def _classify(self, status: int, message: str) -> ResultServerError:
         message = self.scrub(message)
         if status in (401, 403):
-            return InfluxSetupError(f"{self.target.describe()} refused the credentials from {self.target.where}: {message}")
+            return InfluxSetupError(f"{self.target.describe()} refused the credentials from {self.target.where}: "
+                                    f"{message}")
         if status == 404:
             return InfluxSetupError(f"{self.target.describe()} has no such database/bucket (see {self.target.where}): "
                             f"{message}")
