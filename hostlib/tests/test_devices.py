@@ -233,9 +233,9 @@ def test_soapy_tx_through_the_module(write_case, sim_rig):
 def test_coerced_rate_is_reported_beside_the_requested_one():
     env = soapy_env()
     os.environ["HILRIG_SIM_BIN"] = env["HILRIG_SIM_BIN"]
-    from types import SimpleNamespace
     from hostlib._exceptions import DeviceAbsent
     from hostlib.drivers.radio import rate_checked
+    from hostlib.tests.factories import make_case
     radio = _native().SoapyRadio("driver=hilrig")
     got = radio.configure({"direction": "rx", "channels": 1, "sample_format": "sc16",
                            "rate_sps": 30e6, "master_clock_hz": 100e6, "stream_args": {}})
@@ -243,7 +243,7 @@ def test_coerced_rate_is_reported_beside_the_requested_one():
     assert got["rate_sps_requested"] == 30e6
     assert got["rate_sps"] == pytest.approx(100e6 / 3)   # whole divider of the master clock
     with pytest.raises(DeviceAbsent, match=r"cannot run at 30000000 S/s: it coerced the rate to 33333333.3"):
-        rate_checked(SimpleNamespace(rate_sps=30e6), got, "SoapySDR device 'driver=hilrig'")
+        rate_checked(make_case("rx 30 MS/s", rate_sps=30e6), got, "SoapySDR device 'driver=hilrig'")
 
 
 # ------------------------------------------------------------------ UHD without a USRP

@@ -78,9 +78,9 @@ def ship(real_run, tmp_path: Path, url: str, db: str) -> None:
 
     outbox = tmp_path / f"outbox-{db}"
     shutil.copytree(real_run["outbox"], outbox, ignore=shutil.ignore_patterns("sent", "rejected", "*.lock"))
-    from types import SimpleNamespace
+    from .factories import make_rig
 
-    rig = SimpleNamespace(results={"influxdb": {"url": url, "api": "v1", "database": db}}, file="test")
+    rig = make_rig(results={"influxdb": {"url": url, "api": "v1", "database": db}})
     target = InfluxTarget.from_rig(rig)
     report = ship_outbox(outbox, target)
     assert report.exit_code() == 0 and report.points_sent > 0, report.lines()
@@ -169,12 +169,11 @@ def test_influxql_dashboard_on_influx16(real_run, influx16, tmp_path):
     (s,) = influx16.query('SHOW TAG VALUES FROM "hilrig_case" WITH KEY = "rig"', "hilrig")
     assert s["values"] == [["rig", RIG]]
     # the trend report reads the same server (a rig with results.influxdb)
-    from types import SimpleNamespace
-
     from hostlib.reports.history import load_history
 
-    rig = SimpleNamespace(name=RIG, file="test", results={"influxdb": {"url": influx16.url, "api": "v1",
-                                                                       "database": "hilrig"}})
+    from .factories import make_rig
+
+    rig = make_rig(name=RIG, results={"influxdb": {"url": influx16.url, "api": "v1", "database": "hilrig"}})
     history = load_history(rig, nights=5)
     assert history.runs == [real_run["evidence"]["run_id"]]
     assert set(history.series()) == {c["test_name"] for c in real_run["evidence"]["cases"]}

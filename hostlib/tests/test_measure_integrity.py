@@ -3,8 +3,6 @@ longest_gap counts to the window end, silence beyond the documented bound is a
 device error, injected_* travel as metrics, and the fault placement rule."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from hostlib.drivers.base import Snapshot
@@ -12,8 +10,9 @@ from hostlib.dsl.faults import fault_fit
 from hostlib.engine.measure import compute_metrics, silence_error, silence_limit_s
 from hostlib.metrics import METRICS
 
-CASE = SimpleNamespace(direction="rx", sample_format="sc16", channels=1, rate_sps=1e6, bytes_per_sample=4,
-                       samples_per_frame=1000, transport=SimpleNamespace(kind="udp", frame_bytes=4048))
+from .factories import make_case
+
+CASE = make_case("rx 1 MS/s", rate_sps=1e6, frame_bytes=4048)
 S = 1_000_000_000
 
 
@@ -43,7 +42,7 @@ def test_counters_a_driver_cannot_know_are_absent_not_zero():
 
 
 def test_tx_leg_counters_of_a_radio_that_does_not_report_them_are_absent():
-    case = SimpleNamespace(**{**vars(CASE), "direction": "tx"})
+    case = make_case("tx 1 MS/s", direction="tx", rate_sps=1e6, frame_bytes=4048)
     snap = Snapshot(host_tx={"payload_bytes_sent": 4000, "frames_sent": 1, "last_send_ns": S},
                     device={"tx_frames_received": 1, "tx_payload_bytes_received": 4000}, taken_ns=2 * S)
     m = compute_metrics(case, started_ns=0, window_start=snap, window_end=snap, final=snap, cpu_s=0.0,
@@ -71,7 +70,7 @@ def test_injected_faults_are_metrics_beside_the_detected_ones():
 
 def test_silence_beyond_the_bound_is_named():
     assert silence_limit_s(CASE) == 1.0   # 10 frame periods are 10 ms here: the 1 s floor holds
-    slow = SimpleNamespace(**{**vars(CASE), "rate_sps": 1e3})
+    slow = make_case("rx 1 kS/s", rate_sps=1e3, frame_bytes=4048)
     assert silence_limit_s(slow) == 10.0  # 10 frame periods of 1 s
     assert silence_error(CASE, Snapshot(host_rx=rx(), taken_ns=int(2.9 * S))) is None
     err = silence_error(CASE, Snapshot(host_rx=rx(), taken_ns=int(3.5 * S)))
@@ -79,7 +78,7 @@ def test_silence_beyond_the_bound_is_named():
     # Before the first frame (start-up) and after the end of burst, silence is no error.
     assert silence_error(CASE, Snapshot(host_rx=rx(last_frame_ns=0), taken_ns=9 * S)) is None
     assert silence_error(CASE, Snapshot(host_rx=rx(eob_received=True), taken_ns=9 * S)) is None
-    tx = SimpleNamespace(**{**vars(CASE), "direction": "tx"})
+    tx = make_case("tx 1 MS/s", direction="tx", rate_sps=1e6, frame_bytes=4048)
     assert "accepted no samples" in silence_error(tx, Snapshot(host_tx={"last_send_ns": S}, taken_ns=3 * S))
 
 

@@ -19,14 +19,12 @@ def test_aliases_resolve_to_their_metric():
 
 
 def test_engine_reports_only_registered_metrics():
-    from types import SimpleNamespace
-
     from hostlib.drivers.base import Snapshot
     from hostlib.engine.measure import compute_metrics
 
-    case = SimpleNamespace(direction="loopback", sample_format="sc16", channels=2, rate_sps=1e6,
-                           bytes_per_sample=4, samples_per_frame=1000,
-                           transport=SimpleNamespace(kind="udp", frame_bytes=8048))
+    from .factories import make_case
+
+    case = make_case("loopback", direction="loopback", channels=2, rate_sps=1e6, frame_bytes=8048)
     rx = {"payload_bytes_received": 8000, "frames_received": 1, "latency_count": 1, "latency_p99_ns": 5,
           "first_frame_ns": 2, "last_frame_ns": 3}
     start = Snapshot(host_rx=rx, taken_ns=0)

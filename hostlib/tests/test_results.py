@@ -1,8 +1,7 @@
 """Result record, line protocol, outbox durability, evidence JSON, verdict views.
 
-Cases and results here are small hand-made objects (SimpleNamespace) shaped like
-hostlib.dsl.Case / ThresholdResult, so these tests do not depend on the DSL or
-the engine; the end-to-end tests cover the real ones.
+Cases, thresholds and results are real objects from tests/factories.py (the real
+loader, real thresholds evaluated on metrics); the end-to-end tests cover the engine.
 """
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -30,41 +28,13 @@ from hostlib.results import (
 )
 from hostlib.results.record import ErrorKind, Verdict, to_ns
 
+from .factories import case_result as make_result
+from .factories import evaluated, make_case, make_rig
+
 REPO = Path(__file__).resolve().parents[2]
 
 # A test name with every character line protocol must escape in a tag value.
 NASTY_NAME = 'RX sweep [decimation=4, transport.frame_bytes=1400] "q" back\\slash'
-
-
-def make_case(test_name="RX 10 MS/s udp", sweep_point=None, direction="rx", kind="udp", rate_sps=10e6):
-    return SimpleNamespace(
-        name=test_name.split(" [")[0], test_name=test_name, source_file="testcases/rx.yaml", source_line=1,
-        device="dut", direction=direction, channels=1, sample_format="sc16", master_clock_hz=200e6,
-        decimation=20, interpolation=None, rate_sps=rate_sps,
-        transport=SimpleNamespace(kind=kind, frame_bytes=8000, options={}),
-        duration_s=2.0, warmup_s=0.5, pattern="counter", thresholds=(), tags=("smoke",), timeout_s=None,
-        faults={}, sweep_point=sweep_point or {}, raw={"name": test_name, "duration": "2 s"},
-    )
-
-
-def make_result(case=None, verdict="PASS", metrics=None, thresholds=None, run_id="20261121T210000Z-abcdef",
-                series=None, message="", error=None, error_kind=None):
-    case = case or make_case()
-    return CaseResult(
-        case=case, rig_name="sim", device=case.device, driver="sim", run_id=run_id,
-        started_utc="2026-11-21T21:00:00.000+00:00", ended_utc="2026-11-21T21:00:03.250+00:00",
-        verdict=verdict, message=message, error_kind=error_kind,
-        metrics=metrics if metrics is not None else {
-            "throughput_sps": 10e6, "throughput_ratio": 1.0, "missing_frames": 0, "overruns": 0,
-            "underruns": 0, "latency_p99_s": 0.00021, "dropped_samples": 0, "duration_s": 2.0,
-        },
-        thresholds=thresholds if thresholds is not None else [],
-        series=series if series is not None else [
-            {"t_s": 1.0, "throughput_sps": 9.99e6, "missing_frames": 0},
-            {"t_s": 2.0, "throughput_sps": 10.01e6, "missing_frames": 3},
-        ],
-        error=error,
-    )
 
 
 # --- a small reader of line protocol, to check what we wrote parses back -------------
@@ -119,7 +89,7 @@ def parse_line(line: str):
 # --- line protocol -------------------------------------------------------------------
 
 def test_line_protocol_round_trip_with_nasty_names():
-    case = make_case(NASTY_NAME, sweep_point={"decimation": 4, "transport.frame_bytes": 1400})
+    case = make_case(NASTY_NAME, sweep={"decimation": 4, "transport.frame_bytes": 1400})
     result = make_result(case, message='all fine, "really"\nsecond line')
     lines = result_lines(result, git_sha="abc123")
     assert len(lines) == 1 + len(result.series)
@@ -181,8 +151,7 @@ def test_outbox_appends_per_run(tmp_path):
 
 CRASH_SCRIPT = textwrap.dedent("""
     import sys, time
-    sys.path.insert(0, {tests!r})
-    from test_results import make_case, make_result
+    from hostlib.tests.factories import case_result as make_result, make_case
     from hostlib.results import Outbox
     box = Outbox({outbox!r}, git_sha="x")
     box.append(make_result(make_case("measured before the kill")))
@@ -194,7 +163,7 @@ CRASH_SCRIPT = textwrap.dedent("""
 
 def test_outbox_keeps_what_was_measured_when_killed(tmp_path):
     outbox = tmp_path / "outbox"
-    script = CRASH_SCRIPT.format(tests=str(Path(__file__).parent), outbox=str(outbox))
+    script = CRASH_SCRIPT.format(outbox=str(outbox))
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env)
     try:
@@ -226,9 +195,7 @@ def test_evidence_rewritten_atomically_after_each_case(tmp_path, monkeypatch):
     rig = tmp_path / "rig.yaml"
     rig.write_text("name: sim\ndevices: {}\n")
     ev = Evidence(tmp_path / "evidence", "20261121T210000Z-abcdef", rig_path=rig, rig_name="sim")
-    passing = make_result(make_case("one"), thresholds=[SimpleNamespace(
-        metric="throughput_ratio", text="throughput_ratio >= 0.999", measured=1.0, limit=0.999,
-        margin=0.001, passed=True, marginal=False)])
+    passing = make_result(make_case("one"), thresholds=[evaluated("throughput_ratio", ">= 0.999", 1.0)])
     path = ev.add(passing)
     doc = json.loads(path.read_text())
     assert doc["run_id"] == "20261121T210000Z-abcdef"
@@ -236,9 +203,9 @@ def test_evidence_rewritten_atomically_after_each_case(tmp_path, monkeypatch):
     assert set(doc["versions"]) >= {"hilrig", "python", "git_sha", "robot"}
     assert [c["test_name"] for c in doc["cases"]] == ["one"]
     assert doc["cases"][0]["thresholds"][0] == {
-        "metric": "throughput_ratio", "text": "throughput_ratio >= 0.999", "measured": 1.0, "limit": 0.999,
-        "margin": 0.001, "passed": True, "marginal": False, "message": ""}
-    assert doc["cases"][0]["case"]["raw"] == {"name": "one", "duration": "2 s"}
+        "metric": "throughput_ratio", "text": ">= 0.999", "measured": 1.0, "limit": 0.999,
+        "margin": pytest.approx(0.001), "passed": True, "marginal": False, "message": ""}
+    assert doc["cases"][0]["case"]["raw"]["name"] == "one" and doc["cases"][0]["case"]["raw"]["duration"] == "2.0 s"
     assert doc["cases"][0]["series"][1]["missing_frames"] == 3
 
     # A crash while writing the second version must leave the first one intact.
@@ -272,19 +239,18 @@ def test_new_run_id_sorts_by_time_and_is_unique():
 
 def test_results_dirs_from_rig_and_default(tmp_path):
     assert results_dirs(None, cwd=tmp_path) == (tmp_path / "results/outbox", tmp_path / "results/evidence")
-    rig = SimpleNamespace(results={"outbox": "/srv/hilrig/outbox"})
+    rig = make_rig(results={"outbox": "/srv/hilrig/outbox"})
     assert results_dirs(rig, cwd=tmp_path)[0] == Path("/srv/hilrig/outbox")
 
 
 # --- verdict views -------------------------------------------------------------------
 
 def test_summary_line_pass_and_fail():
-    held = SimpleNamespace(metric="missing_frames", passed=True)
+    held = evaluated("missing_frames", "== 0", 0)
     assert summary_line(make_result(thresholds=[held])) == (
         "PASS rx udp 10.0 MS/s: 10.00 MS/s (100.0%), 0 missing, 0 O, 0 U, p99 0.21 ms")
     assert summary_line(make_result()).startswith("PASS (no thresholds, measured only) rx udp")
-    failed = SimpleNamespace(metric="missing_frames", text="missing_frames == 0", measured=12.0, limit=0.0,
-                             margin=-12.0, passed=False, marginal=False)
+    failed = evaluated("missing_frames", "== 0", 12.0)
     line = summary_line(make_result(verdict="FAIL", thresholds=[failed], metrics={
         "throughput_sps": 5e6, "throughput_ratio": 0.5, "missing_frames": 12, "overruns": 2, "underruns": 0}))
     assert line == ("FAIL rx udp 10.0 MS/s: 5.00 MS/s (50.0%), 12 missing, 2 O, 0 U; "
@@ -321,9 +287,9 @@ def test_summary_line_errors_told_apart():
 def test_marginal_is_a_pass_counted_on_its_own():
     from hostlib.results.lineprotocol import run_point
 
-    marginal = make_result(verdict=Verdict.MARGINAL, thresholds=[SimpleNamespace(
-        metric="throughput_sps", text=">= 99% of rate", measured=9.95e6, limit=9.9e6, margin=5e4,
-        passed=True, marginal=True)])
+    case = make_case()
+    marginal = make_result(case, verdict=Verdict.MARGINAL, thresholds=[evaluated(
+        "throughput_sps", {"limit": ">= 99% of rate", "marginal": ">= 99.9% of rate"}, 9.95e6, case)])
     assert marginal.passed and marginal.exit_code == 0
     assert summary_line(marginal).startswith("PASS (marginal) rx udp 10.0 MS/s:")
     assert "; marginal: throughput_sps >= 99% of rate (measured 9.95 MS/s)" in summary_line(marginal)
@@ -336,16 +302,14 @@ def test_marginal_is_a_pass_counted_on_its_own():
 
 def test_verdict_table_lists_each_threshold():
     thresholds = [
-        SimpleNamespace(metric="throughput_ratio", text=">= 99.9% of rate", measured=0.9995,
-                        limit=0.999, margin=0.0005, passed=True, marginal=True),
-        SimpleNamespace(metric="latency_p99_s", text="< 2 ms", measured=0.0031, limit=0.002,
-                        margin=-0.0011, passed=False, marginal=False),
+        evaluated("throughput_ratio", {"limit": ">= 0.999", "marginal": ">= 0.9999"}, 0.9995),
+        evaluated("latency_p99_s", "< 2 ms", 0.0031),
     ]
     text = verdict_text(make_result(verdict="FAIL", thresholds=thresholds))
     rows = [l for l in text.splitlines()
-            if ("latency_p99_s < 2 ms" in l or "99.9% of rate" in l) and not l.startswith("FAIL")]
+            if ("latency_p99_s < 2 ms" in l or "throughput_ratio >= 0.999" in l) and not l.startswith("FAIL")]
     assert len(rows) == 2
-    assert re.search(r"throughput_ratio >= 99\.9% of rate\s+0\.9995\s+0\.999\s+0\.0005\s+PASS \(marginal\)", rows[0])
+    assert re.search(r"throughput_ratio >= 0\.999\s+0\.9995\s+0\.999\s+0\.0005\s+PASS \(marginal\)", rows[0])
     assert re.search(r"latency_p99_s < 2 ms\s+3\.1 ms\s+2 ms\s+-1\.1 ms\s+FAIL", rows[1])
     lines = text.splitlines()
     summary_at = [i for i, l in enumerate(lines) if l.startswith("FAIL rx udp 10.0 MS/s: ")]
@@ -375,11 +339,11 @@ def test_pass_without_delivery_limits_says_it_is_integrity_only():
     """A measuring case (no threshold on rate or loss) must not read like a clean stream."""
     lossy = {"throughput_sps": 5.2e8, "throughput_ratio": 0.52, "missing_frames": 1062993.0,
              "overruns": 0.0, "underruns": 0.0, "pattern_errors": 0.0}
-    integrity = [SimpleNamespace(metric="pattern_errors", passed=True)]
+    integrity = [evaluated("pattern_errors", "== 0", 0)]
     line = summary_line(make_result(metrics=lossy, thresholds=integrity))
     assert line.startswith("PASS (integrity only, rate and loss measured) rx udp")
     assert "1062993 missing" in line
-    delivery = integrity + [SimpleNamespace(metric="missing_frames", passed=True)]
+    delivery = integrity + [evaluated("missing_frames", "== 0", 0)]
     assert summary_line(make_result(metrics=lossy, thresholds=delivery)).startswith("PASS rx udp")
 
 

@@ -7,7 +7,6 @@ import json
 import subprocess
 import sys
 import textwrap
-from types import SimpleNamespace
 
 import pytest
 
@@ -17,6 +16,7 @@ from hostlib.results.record import CaseResult, ErrorKind, iso_utc, utc_now
 from hostlib.selection import case_tags
 
 from .conftest import REPO
+from .factories import make_case
 
 RIG = """\
 name: unit
@@ -27,9 +27,8 @@ results: {outbox: out/outbox, evidence: out/evidence}
 
 
 def case(name: str, tags=(), direction="rx", kind="udp"):
-    return SimpleNamespace(name=name, test_name=name, device="dut", direction=direction, tags=tuple(tags),
-                           transport=SimpleNamespace(kind=kind), duration_s=1.0, warmup_s=0.25, rate_sps=1e6,
-                           source_file="x.yaml", source_line=1)
+    return make_case(name, tags=tags, direction=direction, kind=kind, rate_sps=1e6, duration_s=1.0,
+                     warmup_s=0.25)
 
 
 # ------------------------------------------------------------------ selection
