@@ -181,7 +181,7 @@ def series_plot(case: CaseView) -> str:
     t = [r["t_s"] for r in series]
     ax = axes[0]
     ax.plot(t, [(r.get("throughput_sps") or 0) / 1e6 for r in series], marker=".", color="tab:blue", label="achieved")
-    rate = case.case.get("rate_sps")
+    rate = case.case.rate_sps
     if finite(rate):
         ax.axhline(rate / 1e6, color="0.5", ls="--", lw=1, label="asked")
     ax.set_ylabel("MS/s")
