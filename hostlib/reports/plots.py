@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pydantic import JsonValue
 
 from .model import CaseView, finite
-from .tables import Sweep, axis_label
+from .tables import Sweep, axis_label, value_key
 
 _plt = None
 
@@ -97,7 +97,7 @@ def sweep_plot(sweep: Sweep, fixed: dict[str, JsonValue], points: list[CaseView]
                 continue
             name = f"{axis_label(sweep.col_axis)} = {col}" if sweep.col_axis else label
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", ms=3, label=name)
-        xs = sorted({float(c.sweep_point[sweep.row_axis]) for c in numeric_rows})
+        xs = sorted({value_key(c.sweep_point[sweep.row_axis])[1] for c in numeric_rows})
         if xs[-1] / max(xs[0], 1e-12) > 20:
             ax.set_xscale("log")
         ax.set_xlabel(axis_label(sweep.row_axis))
@@ -112,11 +112,7 @@ def sweep_plot(sweep: Sweep, fixed: dict[str, JsonValue], points: list[CaseView]
 
 
 def _is_number(v: JsonValue) -> bool:
-    try:
-        float(v)
-        return not isinstance(v, bool)
-    except (TypeError, ValueError):
-        return False
+    return not isinstance(v, bool) and value_key(v)[0] == 0
 
 
 def latency_plot(cases: list[CaseView]) -> str:
@@ -154,7 +150,7 @@ def failure_second(case: CaseView) -> float | None:
     if not case.failure:
         return None
     for row in case.series:
-        if any(finite(row.get(k)) and row[k] > 0 for k in FAILURE_SERIES_KEYS):
+        if any((row.get(k) or 0.0) > 0 for k in FAILURE_SERIES_KEYS):
             return row.get("t_s")
     ratio_limits = [t.limit for t in case.thresholds if not t.passed
                     and t.metric in ("throughput_sps", "throughput_ratio") and finite(t.limit)]

@@ -142,8 +142,9 @@ class Sweep:
         return self.axes[1] if len(self.axes) > 1 else None
 
     def grids(self, points: list[CaseView]) -> list[SweepGrid]:
-        rows = sorted({p.sweep_point.get(self.row_axis) for p in points}, key=value_key)
-        cols = sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key) if self.col_axis else [None]
+        rows: list[Cell] = sorted({p.sweep_point.get(self.row_axis) for p in points}, key=value_key)
+        cols: list[Cell] = (sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key)
+                            if self.col_axis else [None])
         grids = []
         for column in SWEEP_COLUMNS:
             if not any(column.metric in p.metrics for p in points):

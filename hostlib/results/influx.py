@@ -29,7 +29,8 @@ import os
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import urllib3
 
@@ -39,6 +40,8 @@ from .outbox import Outbox, is_active
 
 if TYPE_CHECKING:
     from influxdb_client import InfluxDBClient
+
+    from ..rig import Rig
 
 SENT_DIR = "sent"
 REJECTED_DIR = "rejected"
@@ -79,16 +82,15 @@ class InfluxTarget:
     batch_lines: int = 5000
 
     @classmethod
-    def from_rig(cls, rig: Any) -> InfluxTarget | None:
+    def from_rig(cls, rig: Rig) -> InfluxTarget | None:
         """The rig's InfluxDB target, or None when its results section names none."""
-        section = getattr(rig, "results", None) or {}
-        cfg = section.get("influxdb") if isinstance(section, dict) else None
+        cfg = rig.results.get("influxdb")
         if not cfg:
             return None
         keys = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
         if "timeout" in cfg:
             keys["timeout_s"] = float(cfg["timeout"])
-        return cls(rig_file=str(getattr(rig, "file", "")), **keys)
+        return cls(rig_file=rig.file, **keys)
 
     @property
     def where(self) -> str:
@@ -133,14 +135,9 @@ class InfluxTarget:
 # The client maps every low-level error (urllib3, influxdb_client, an HTTP status) once,
 # in _classify and _unreachable, to the tree's ResultServerError kinds.
 
-def _server_message(status: int, body: Any, headers: Any = None) -> str:
+def _server_message(status: int, body: bytes | str | None, headers: Mapping[str, str] | None = None) -> str:
     """The server's own words: X-Influxdb-Error, else the JSON error/message, else the body."""
-    text = ""
-    if headers is not None:
-        try:
-            text = headers.get("X-Influxdb-Error") or ""
-        except AttributeError:
-            text = ""
+    text = headers.get("X-Influxdb-Error") or "" if isinstance(headers, Mapping) else ""
     if not text and body:
         raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
         try:
@@ -211,7 +208,7 @@ class _Client:
         return InfluxRejected(message)
 
     def _unreachable(self, exc: BaseException) -> InfluxUnavailable:
-        reason = getattr(exc, "reason", None) or exc
+        reason = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason else exc
         text = str(reason)
         if "Connection refused" in text:
             text = "connection refused"
@@ -416,13 +413,13 @@ def ship_outbox(outbox_dir: str | Path, target: InfluxTarget) -> ShipReport:
     return report
 
 
-def ship_after_run(rig: Any, outbox_dir: str | Path) -> list[str]:
+def ship_after_run(rig: Rig, outbox_dir: str | Path) -> list[str]:
     """The end-of-run step of Robot and `hilrig run`: ship if the rig names a server.
     Returns the console lines; never raises (verdicts must stand whatever the server does)."""
     try:
         target = InfluxTarget.from_rig(rig)
         if target is None:
-            return [f"hilrig results: no InfluxDB in {getattr(rig, 'file', 'the rig file')}; "
+            return [f"hilrig results: no InfluxDB in {rig.file}; "
                     f"results stay in the outbox {outbox_dir}"]
         return ship_outbox(outbox_dir, target).lines()
     except Exception as exc:  # noqa: BLE001  a bug here must not turn a measured verdict into an error

@@ -73,8 +73,8 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     # duration_s is the measured window (a metric); wall_s is the whole run incl. set-up.
     wall_s = (to_datetime(result.ended_utc) - to_datetime(result.started_utc)).total_seconds()
     p.field("wall_s", float(wall_s))
-    for name, value in (("rate_sps", result.case.rate_sps), ("requested_duration_s", result.case.duration_s)):
-        f = _float(value)
+    for name, number in (("rate_sps", result.case.rate_sps), ("requested_duration_s", result.case.duration_s)):
+        f = _float(number)
         if f is not None:
             p.field(name, f)
     p.field("run_id", result.run_id)

@@ -78,7 +78,7 @@ def migrate_v1(doc: JsonObject) -> JsonObject:
 
 
 def _case_v1(case: JsonObject) -> JsonObject:
-    out = {k: v for k, v in case.items() if v is not None}
+    out: JsonObject = {k: v for k, v in case.items() if v is not None}
     resolved = case.get("case")
     if isinstance(resolved, dict):
         out["case"] = {k: v for k, v in resolved.items() if v is not None}

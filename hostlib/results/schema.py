@@ -246,7 +246,7 @@ class ResultRecord(_Record):
     """One case (or sweep point) of a run, as the evidence file holds it."""
 
     test_name: str
-    case: CaseRecord | None
+    case: CaseRecord
     rig_name: str
     device: str
     driver: str
