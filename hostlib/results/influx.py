@@ -27,9 +27,9 @@ import base64
 import json
 import os
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import urllib3
