@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from .._exceptions import ConfigError
-from .results import add_last_option
+from .results import add_last_option, last_runs
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,15 +58,16 @@ def report_command(args: argparse.Namespace) -> int:
         if args.output:
             print(f"comparison: {write_compare_report(cmp, args.output)}")
         return 1 if cmp.new_failures else 0
-    if args.run and args.last:
+    last = last_runs(args)
+    if args.run and last:
         raise ConfigError("give a run or --last, not both")
     from ..reports.html import write_run_report
 
-    if args.last and args.last > 1:
+    if last and last > 1:
         if args.output:
-            raise ConfigError(f"--output names one file; --last {args.last} writes {args.last} reports "
+            raise ConfigError(f"--output names one file; --last {last} writes {last} reports "
                               "(each to results/reports/<run_id>.html)")
-        paths = evidence_files(evidence_dir)[-args.last:]
+        paths = evidence_files(evidence_dir)[-last:]
         if not paths:
             raise ConfigError(f"no evidence files in {evidence_dir}: run the suite first (make run) or give a file")
     else:

@@ -24,20 +24,17 @@ COLUMNS = (("throughput_sps", "MS/s"), ("throughput_ratio", "ratio"), ("missing_
 LAST_HELP = "the last run; --last N: the last N runs"
 
 
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of runs") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n}: give 1 or more")
-    return n
-
-
 def add_last_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
     """`--last` (the last run) or `--last N` (the last N runs): one meaning, one spelling on
-    every command that selects runs. args.last is None when not given."""
-    parser.add_argument("--last", metavar="N", nargs="?", const=1, default=None, type=_count, help=LAST_HELP)
+    every command that selects runs. Read it with last_runs(args)."""
+    parser.add_argument("--last", metavar="N", nargs="?", const=1, default=None, type=int, help=LAST_HELP)
+
+
+def last_runs(args: argparse.Namespace) -> int | None:
+    """How many of the last runs `--last [N]` asks for; None when it was not given."""
+    if args.last is not None and args.last < 1:
+        raise ConfigError(f"--last {args.last}: give 1 or more")
+    return args.last
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,7 +78,7 @@ def results_command(args: argparse.Namespace) -> int:
         return report.exit_code()
     if args.run is not None and not RUN_ID.match(args.run):
         raise ConfigError(f"--run {args.run!r}: a run id has letters, digits, '-', '_' and '.' only")
-    last = args.last or 1
+    last = last_runs(args) or 1
     if target is None:
         source = f"outbox {outbox_dir}"
         runs = rows_from_outbox(outbox_dir, run_id=args.run, last=last)
@@ -159,7 +156,7 @@ def export_command(args: argparse.Namespace, evidence_dir: Path) -> int:
     if args.run:
         paths = [find_run(spec, evidence_dir) for spec in args.run]
     else:
-        paths = evidence_files(evidence_dir)[-(args.last or 1):]
+        paths = evidence_files(evidence_dir)[-(last_runs(args) or 1):]
         if not paths:
             raise ConfigError(f"no evidence files in {evidence_dir}: run the suite first (make run)")
     columns, data = rows(load_run(p) for p in paths)

@@ -200,3 +200,39 @@ def test_three_axis_sweep_splits_tables_by_the_third_axis():
     assert sweep.axes == ["transport.frame_bytes", "channels", "decimation"]
     assert [fixed for fixed, _ in sweep.facets] == [{"decimation": 10}, {"decimation": 1000}]
     assert all(len(points) == 15 for _, points in sweep.facets)
+
+
+def test_last_is_the_last_run_and_last_n_the_last_n_runs_on_every_command(tmp_path, capsys):
+    from hostlib.results import Outbox
+
+    from .factories import judged, make_case, make_rig
+
+    older, newer = "20261120T210000Z-bbbbbb", "20261121T210000Z-aaaaaa"
+    ev = tmp_path / "ev"
+    for run_id in (older, newer):
+        write_evidence(ev, data.evidence(run_id))
+    out = tmp_path / "x.json"
+    # `--last` alone: the last run (results export demanded a number)
+    assert cli_main(["results", "export", "--evidence", str(ev), "--last", "--format", "json", "-o", str(out)]) == 0
+    assert {r["run_id"] for r in json.loads(out.read_text())["rows"]} == {newer}
+    assert cli_main(["report", "--evidence", str(ev), "--last"]) == 0
+    assert f"run {newer}" in capsys.readouterr().out
+    # `--last N`: the last N runs (report took no number)
+    assert cli_main(["report", "--evidence", str(ev), "--last", "2"]) == 0
+    assert f"run {older}" in capsys.readouterr().out
+    # results show reads the outbox: the same spelling, the why from the row's own fields
+    outbox = tmp_path / "outbox"
+    case = make_case("RX lossy", thresholds={"missing_frames": "== 0"})
+    for run_id in (older, newer):
+        Outbox(outbox, git_sha="").append(judged(case, {"missing_frames": 12.0}, run_id=run_id))
+    rig = make_rig(results={"outbox": str(outbox)})
+    assert cli_main(["results", "show", "--rig", rig.file, "--last"]) == 0
+    shown = capsys.readouterr().out
+    assert f"run {newer}" in shown and older not in shown
+    assert "missing_frames == 0 (measured 12)" in shown and "10.00 MS/s" not in shown
+    assert cli_main(["results", "show", "--rig", rig.file, "--last", "2"]) == 0
+    assert f"run {older}" in capsys.readouterr().out
+    for command in (["results", "show", "--rig", rig.file], ["results", "export", "--evidence", str(ev)],
+                    ["report", "--evidence", str(ev)]):
+        assert cli_main([*command, "--last", "0"]) == 2
+        assert "--last 0: give 1 or more" in capsys.readouterr().err
