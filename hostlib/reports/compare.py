@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..results.schema import ResultRecord, Verdict
+from ..results.schema import ResultRecord
 from ..results.verdict import format_metric
 from .model import RunView, finite
 from .tables import KEY_LABELS, KEY_METRICS
@@ -52,20 +52,9 @@ class CaseComparison:
     deltas: list[MetricDelta] = field(default_factory=list)
 
     @property
-    def verdict_a(self) -> Verdict | None:
-        return self.a.verdict if self.a else None
-
-    @property
-    def verdict_b(self) -> Verdict | None:
-        return self.b.verdict if self.b else None
-
-    @property
-    def label_a(self) -> str | None:
-        return self.a.label if self.a else None
-
-    @property
-    def label_b(self) -> str | None:
-        return self.b.label if self.b else None
+    def labels(self) -> tuple[str, str]:
+        """The two verdicts as read: 'PASS', 'ERROR (device)' ..., '-' where the case is absent."""
+        return (self.a.label if self.a else "-", self.b.label if self.b else "-")
 
     @property
     def change(self) -> str:
@@ -124,10 +113,10 @@ def comparison_text(cmp: Comparison) -> str:
     for title, items in (("new failures", cmp.new_failures), ("fixed failures", cmp.fixed),
                          ("new cases", cmp.with_change("new case")), ("cases gone", cmp.with_change("case gone"))):
         lines.append(f"{title}: {len(items)}")
-        lines += [f"  {c.testcase}: {c.label_a or '-'} -> {c.label_b or '-'}" for c in items]
+        lines += [f"  {c.testcase}: {' -> '.join(c.labels)}" for c in items]
     for c in cmp.cases:
         lines.append("")
-        lines.append(f"{c.testcase}: {c.label_a or '-'} -> {c.label_b or '-'}"
+        lines.append(f"{c.testcase}: {' -> '.join(c.labels)}"
                      + (f"  [{c.change}]" if c.change else ""))
         for d in c.deltas:
             a, b, delta, rel = d.text()
