@@ -2,8 +2,19 @@
 
     HilrigError
     ├── ConfigError            bad YAML case or rig file (carries every issue found)
+    ├── InputError             one value that does not parse (also a ValueError, so that
+    │   │                      pydantic validators report it as a validation error)
+    │   ├── UnitError          a quantity: "10 MS/s", "2 ms"
+    │   ├── ThresholdError     a threshold expression, or one that does not fit its metric
+    │   └── FrameError         a malformed frame (hostlib.reference.frame)
     ├── InfrastructureError    the rig cannot run the case: sim binary missing, port in use,
     │   │                      result server down, lock held ...
+    │   ├── DeviceLocked       the device stayed locked by another run for the whole wait
+    │   ├── ResultServerError  the result server (InfluxDB) did not take or give results;
+    │   │   │                  whatever was measured stays in the outbox
+    │   │   ├── InfluxSetupError   configured wrongly: secret, credentials, database/bucket
+    │   │   ├── InfluxUnavailable  unreachable, timed out, 5xx or 429: try again later
+    │   │   └── InfluxRejected     the server refused the data itself (other 4xx): never retried
     │   └── DeviceAbsent       the rig has no device that can run the case -> SKIP
     │       └── DeviceNotAttached  the rig lists the device but it is not there (unplugged,
     │                              switched off): SKIP, or ERROR (device) when devices are required
@@ -58,10 +69,56 @@ class ConfigError(HilrigError):
         super().__init__("\n".join(str(i) for i in self.issues))
 
 
+class InputError(HilrigError, ValueError):
+    """One value that does not parse; the message says what is allowed. The caller that
+    knows the file and line turns it into a ConfigIssue."""
+
+    exit_code = 2
+
+
+class UnitError(InputError):
+    """A quantity that does not parse; the message says what is allowed."""
+
+
+class ThresholdError(InputError):
+    """A threshold that does not parse or does not fit its metric."""
+
+
+class FrameError(InputError):
+    """A malformed frame; the message names the field."""
+
+
 class InfrastructureError(HilrigError):
     """The rig, not the device under test, stopped the run."""
 
     exit_code = 3
+
+
+class DeviceLocked(InfrastructureError):
+    """The device stayed locked by another run for the whole wait; `holder` is what the
+    lock file says about the run that holds it (hostlib.rig.lock.read_holder)."""
+
+    def __init__(self, message: str, holder: dict[str, object] | None):
+        super().__init__(message)
+        self.holder: dict[str, object] = holder or {}
+
+
+class ResultServerError(InfrastructureError):
+    """The result server did not take (or give back) results. Nothing measured is lost:
+    the outbox keeps every file that was not accepted."""
+
+
+class InfluxSetupError(ResultServerError):
+    """The target cannot be used as configured: missing secret, bad credentials, no database."""
+
+
+class InfluxUnavailable(ResultServerError):
+    """Server unreachable, timed out, 5xx or 429: keep the data, try later."""
+
+
+class InfluxRejected(ResultServerError):
+    """The server refused the data itself (a 4xx other than credentials or a missing
+    database): the file is set aside and never retried."""
 
 
 class DeviceAbsent(InfrastructureError):

@@ -182,11 +182,8 @@ class RunSession:
                                        [r.verdict for r in self.results], self.started_utc, iso_utc(utc_now()))
 
     def _finish_evidence(self) -> None:
-        counts = self.counts()
         _, _, evidence = self._opened()
-        evidence.doc["tally"] = {v.value: counts.get(v, 0) for v in TALLY_ORDER}
-        evidence.doc["nothing_tested"] = self.nothing_tested
-        evidence.finish()
+        evidence.finish(nothing_tested=self.nothing_tested)
 
     def ship(self) -> list[str]:
         """Ship the outbox if the rig names a server; console lines, never raises."""

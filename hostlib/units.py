@@ -20,6 +20,8 @@ from __future__ import annotations
 import math
 import re
 
+from ._exceptions import UnitError
+
 __all__ = [
     "DIMENSIONS",
     "UnitError",
@@ -29,10 +31,6 @@ __all__ = [
     "split_quantity",
     "unit_scale",
 ]
-
-
-class UnitError(ValueError):
-    """A quantity that does not parse; the message says what is allowed."""
 
 
 def _rate_units() -> dict[str, float]:

@@ -2,17 +2,20 @@
 (nights of results with regression flags; the detection benchmark)."""
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
 from .._exceptions import ConfigError
+from .results import add_last_option, last_runs
 
 
-def add_parsers(sub) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rep = sub.add_parser("report", help="write a run's offline HTML report (or compare two runs)")
-    rep.add_argument("run", nargs="?", help="run id (or prefix) or evidence JSON file (default: the newest run)")
-    rep.add_argument("--last", action="store_true", help="the newest run of the evidence folder")
-    rep.add_argument("--output", "-o", help="HTML file to write (default: results/reports/<run_id>.html)")
+    rep.add_argument("run", nargs="?", help="run id (or prefix) or evidence JSON file (default: the last run)")
+    add_last_option(rep)
+    rep.add_argument("--output", "-o", help="HTML file to write (default: results/reports/<run_id>.html; "
+                                            "one run only)")
     rep.add_argument("--rig", help="rig file or name: where its evidence folder is "
                                    "(default: $HILRIG_RIG, else rigs/sim.yaml)")
     rep.add_argument("--evidence", help="evidence folder (default: the rig file's results.evidence)")
@@ -30,8 +33,8 @@ def add_parsers(sub) -> None:
     tr.add_argument("--seed", type=int, default=1, help="benchmark seed (default 1)")
 
 
-def _evidence_dir(args) -> Path:
-    if getattr(args, "evidence", None):
+def _evidence_dir(args: argparse.Namespace) -> Path:
+    if args.evidence:
         return Path(args.evidence)
     from ..results import results_dirs
     from ..rig import default_rig_path, load_rig
@@ -39,10 +42,10 @@ def _evidence_dir(args) -> Path:
     return results_dirs(load_rig(default_rig_path(args.rig)))[1]
 
 
-def report_command(args) -> int:
+def report_command(args: argparse.Namespace) -> int:
     if args.command == "trends":
         return trends_command(args)
-    from ..reports.model import find_run, load_run
+    from ..reports.model import evidence_files, find_run, load_run
 
     evidence_dir = _evidence_dir(args)
     if args.compare:
@@ -55,19 +58,29 @@ def report_command(args) -> int:
         if args.output:
             print(f"comparison: {write_compare_report(cmp, args.output)}")
         return 1 if cmp.new_failures else 0
-    if args.run and args.last:
+    last = last_runs(args)
+    if args.run and last:
         raise ConfigError("give a run or --last, not both")
     from ..reports.html import write_run_report
 
-    path = find_run(args.run, evidence_dir)  # no run given (or --last): the newest
-    out = write_run_report(path, args.output)
-    run = load_run(path)
-    tally = ", ".join(f"{n} {g}" for g, n in run.tally()) or "no cases"
-    print(f"hilrig report: run {run.run_id} ({tally}): {out}")
+    if last and last > 1:
+        if args.output:
+            raise ConfigError(f"--output names one file; --last {last} writes {last} reports "
+                              "(each to results/reports/<run_id>.html)")
+        paths = evidence_files(evidence_dir)[-last:]
+        if not paths:
+            raise ConfigError(f"no evidence files in {evidence_dir}: run the suite first (make run) or give a file")
+    else:
+        paths = [find_run(args.run, evidence_dir)]  # no run given (or --last): the last one
+    for path in paths:
+        out = write_run_report(path, args.output)
+        run = load_run(path)
+        tally = ", ".join(f"{n} {v.label}" for v, n in run.tally()) or "no cases"
+        print(f"hilrig report: run {run.run_id} ({tally}): {out}")
     return 0
 
 
-def trends_command(args) -> int:
+def trends_command(args: argparse.Namespace) -> int:
     if args.benchmark:
         from ..reports.detection import benchmark_table
 

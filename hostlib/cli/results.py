@@ -1,26 +1,43 @@
 """`hilrig results push|show`: ship the outbox now; print a run's results (InfluxDB or outbox)."""
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from .._exceptions import ConfigError
-from ..results import CASE_MEASUREMENT, results_dirs
+from ..results import results_dirs
 from ..results.influx import InfluxTarget, ship_outbox
+from ..results.query import Row, rows_from_influx, rows_from_outbox
+from ..results.schema import Verdict
+from ..results.verdict import STYLE
 from ..rig import default_rig_path, load_rig
 
 RUN_ID = re.compile(r"^[0-9A-Za-z_.-]+$")
 # Columns of the table, in order: (field, heading); the rest stays in the database.
 COLUMNS = (("throughput_sps", "MS/s"), ("throughput_ratio", "ratio"), ("missing_frames", "missing"),
            ("overruns", "O"), ("underruns", "U"), ("latency_p99_s", "p99 ms"))
+LAST_HELP = "the last run; --last N: the last N runs"
 
 
-def add_parser(sub) -> None:
+def add_last_option(parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup) -> None:
+    """`--last` (the last run) or `--last N` (the last N runs): one meaning, one spelling on
+    every command that selects runs. Read it with last_runs(args)."""
+    parser.add_argument("--last", metavar="N", nargs="?", const=1, default=None, type=int, help=LAST_HELP)
+
+
+def last_runs(args: argparse.Namespace) -> int | None:
+    """How many of the last runs `--last [N]` asks for; None when it was not given."""
+    if args.last is not None and args.last < 1:
+        raise ConfigError(f"--last {args.last}: give 1 or more")
+    return args.last
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     res = sub.add_parser("results", help="ship the outbox to InfluxDB, or show the results of runs")
     rsub = res.add_subparsers(dest="results_command", required=True)
     push = rsub.add_parser("push", help="ship every finished run in the outbox to the rig's InfluxDB now")
@@ -29,18 +46,18 @@ def add_parser(sub) -> None:
     show.add_argument("--rig", help="rig file or name (default: $HILRIG_RIG, else rigs/sim.yaml)")
     which = show.add_mutually_exclusive_group()
     which.add_argument("--run", metavar="ID", help="one run id (e.g. 20261121T210000Z-3f9a1c)")
-    which.add_argument("--last", metavar="N", type=int, default=1, help="the last N runs of this rig (default 1)")
+    add_last_option(which)
     exp = rsub.add_parser("export", help="export runs from the evidence files: one row per case/point, CSV or JSON")
     exp.add_argument("--rig", help="rig file or name: its evidence folder (default: $HILRIG_RIG, else rigs/sim.yaml)")
     exp.add_argument("--evidence", help="evidence folder (default: the rig file's results.evidence)")
     ewhich = exp.add_mutually_exclusive_group()
     ewhich.add_argument("--run", metavar="ID", action="append", help="a run id, prefix or evidence file (repeatable)")
-    ewhich.add_argument("--last", metavar="N", type=int, default=1, help="the last N runs (default 1)")
+    add_last_option(ewhich)
     exp.add_argument("--format", choices=("csv", "json"), default="csv", help="csv (default) or json")
     exp.add_argument("--output", "-o", help="file to write (default: standard output)")
 
 
-def results_command(args) -> int:
+def results_command(args: argparse.Namespace) -> int:
     rig_path = default_rig_path(args.rig)
     rig = load_rig(rig_path)
     outbox_dir, evidence_dir = results_dirs(rig)
@@ -61,14 +78,13 @@ def results_command(args) -> int:
         return report.exit_code()
     if args.run is not None and not RUN_ID.match(args.run):
         raise ConfigError(f"--run {args.run!r}: a run id has letters, digits, '-', '_' and '.' only")
-    if args.last < 1:
-        raise ConfigError(f"--last {args.last}: give 1 or more")
+    last = last_runs(args) or 1
     if target is None:
         source = f"outbox {outbox_dir}"
-        runs = rows_from_outbox(outbox_dir, run_id=args.run, last=args.last)
+        runs = rows_from_outbox(outbox_dir, run_id=args.run, last=last)
     else:
         source = target.describe()
-        runs = rows_from_influx(target, rig_name=rig.name, run_id=args.run, last=args.last)
+        runs = rows_from_influx(target, rig_name=rig.name, run_id=args.run, last=last)
     if not runs:
         what = f"run {args.run}" if args.run else f"runs of rig {rig.name}"
         console.print(f"no results for {what} in {source}", highlight=False, markup=False)
@@ -78,83 +94,9 @@ def results_command(args) -> int:
     return 0
 
 
-# ------------------------------------------------------------------------- sources
-
-def _case_row(tags: dict, fields: dict, time_ns: int) -> dict:
-    return {**tags, **fields, "time": time_ns}
-
-
-def rows_from_outbox(outbox_dir: Path, *, run_id: str | None, last: int) -> dict[str, list[dict]]:
-    """Case rows by run id from the outbox files (pending, sent and rejected)."""
-    from ..reports.history import outbox_points
-
-    runs: dict[str, list[dict]] = {}
-    for path, point in outbox_points(Path(outbox_dir), CASE_MEASUREMENT):
-        row = _case_row(point["tags"], point["fields"], point["time"])
-        runs.setdefault(str(row.get("run_id", path.stem)), []).append(row)
-    return _select(runs, run_id, last)
-
-
-def _select(runs: dict[str, list[dict]], run_id: str | None, last: int) -> dict[str, list[dict]]:
-    for rows in runs.values():
-        rows.sort(key=lambda r: r["time"])
-    if run_id is not None:
-        return {run_id: runs[run_id]} if run_id in runs else {}
-    # Run ids start with the UTC start time, so they sort by time.
-    return {k: runs[k] for k in sorted(runs)[-last:]}
-
-
-def rows_from_influx(target: InfluxTarget, *, rig_name: str, run_id: str | None, last: int) -> dict[str, list[dict]]:
-    client = target.client()
-    try:
-        if target.api == "v1":
-            return _select(_influxql_runs(client, rig_name, run_id), run_id, last)
-        return _select(_flux_runs(client, target, rig_name, run_id), run_id, last)
-    finally:
-        client.close()
-
-
-def _influxql_runs(client, rig_name: str, run_id: str | None) -> dict[str, list[dict]]:
-    # run_id is a field (not a tag: it would grow the series index by one entry per run).
-    where = f"\"run_id\" = '{run_id}'" if run_id else f"\"rig\" = '{_ql_string(rig_name)}'"
-    runs: dict[str, list[dict]] = {}
-    for series in client.influxql(f'SELECT * FROM "{CASE_MEASUREMENT}" WHERE {where} GROUP BY *'):
-        tags = {k: v for k, v in (series.get("tags") or {}).items() if v}
-        for values in series.get("values") or []:
-            row = dict(zip(series["columns"], values, strict=True))
-            t = row.pop("time")
-            row = _case_row(tags, {k: v for k, v in row.items() if v is not None}, t)
-            runs.setdefault(str(row.get("run_id")), []).append(row)
-    return runs
-
-
-def _ql_string(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("'", "\\'")
-
-
-def _flux_runs(client, target: InfluxTarget, rig_name: str, run_id: str | None) -> dict[str, list[dict]]:
-    where = f'r.run_id == "{run_id}"' if run_id else f'r.rig == "{_flux_string(rig_name)}"'
-    flux = (f'from(bucket: "{_flux_string(target.bucket)}") |> range(start: 1970-01-01T00:00:00Z) '
-            f'|> filter(fn: (r) => r._measurement == "{CASE_MEASUREMENT}") '
-            f'|> pivot(rowKey: ["_time"], columnKey: ["_field"], valueColumn: "_value") '
-            f'|> filter(fn: (r) => {where})')
-    runs: dict[str, list[dict]] = {}
-    for rec in client.flux_rows(flux):
-        t = rec.get("_time")
-        row = {k: v for k, v in rec.items() if not k.startswith("_") and k not in ("result", "table")
-               and v is not None}
-        row["time"] = int(t.timestamp() * 1e9) if t is not None else 0
-        runs.setdefault(str(row.get("run_id")), []).append(row)
-    return runs
-
-
-def _flux_string(text: str | None) -> str:
-    return (text or "").replace("\\", "\\\\").replace('"', '\\"')
-
-
 # ------------------------------------------------------------------------- view
 
-def _num(row: dict, key: str) -> str:
+def _num(row: Row, key: str) -> str:
     value = row.get(key)
     if not isinstance(value, (int, float)):
         return ""
@@ -167,10 +109,16 @@ def _num(row: dict, key: str) -> str:
     return f"{value:.0f}"
 
 
-def _table(run_id: str, rows: list[dict[str, Any]], source: str) -> Table:
-    verdicts = [str(r.get("verdict", "")) for r in rows]
-    counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("PASS", "MARGINAL", "FAIL", "ERROR", "SKIP")
-                       if v in verdicts)
+def _verdict(row: Row) -> Verdict | None:
+    try:
+        return Verdict(str(row.get("verdict", "")))
+    except ValueError:
+        return None
+
+
+def _table(run_id: str, rows: list[Row], source: str) -> Table:
+    verdicts = [_verdict(r) for r in rows]
+    counts = ", ".join(f"{verdicts.count(v)} {v.value}" for v in Verdict if v in verdicts)
     rig = rows[0].get("rig", "") if rows else ""
     sha = rows[0].get("git_sha", "") if rows else ""
     table = Table(title=Text(f"run {run_id} on rig {rig} ({counts}) from {source}"),
@@ -180,29 +128,25 @@ def _table(run_id: str, rows: list[dict[str, Any]], source: str) -> Table:
     for _, heading in COLUMNS:
         table.add_column(heading, justify="right")
     table.add_column("why (not PASS)", overflow="fold")
-    styles = {"PASS": "green", "MARGINAL": "dark_orange", "FAIL": "red", "ERROR": "magenta", "SKIP": "yellow"}
-    for row in rows:
-        verdict = str(row.get("verdict", ""))
-        label = "PASS (marginal)" if verdict == "MARGINAL" else verdict
-        table.add_row(Text(str(row.get("testcase", ""))), Text(label, style=styles.get(verdict, "")),
-                      *[_num(row, key) for key, _ in COLUMNS],
-                      Text(_why(row) if verdict != "PASS" else ""))
+    for row, verdict in zip(rows, verdicts, strict=True):
+        label = Text(verdict.label, style=STYLE[verdict]) if verdict else Text(str(row.get("verdict", "")))
+        table.add_row(Text(str(row.get("testcase", ""))), label, *[_num(row, key) for key, _ in COLUMNS],
+                      Text(_why(row) if verdict is not Verdict.PASS else ""))
     return table
 
 
-def _why(row: dict) -> str:
-    """The part of the summary line that says what went wrong (the numbers are in the columns)."""
-    message = str(row.get("message", ""))
-    if "; failed: " in message:
-        return message.split("; failed: ", 1)[1]
-    if "; marginal: " in message:  # which limit a marginal pass came close to
-        return "marginal: " + message.split("; marginal: ", 1)[1]
-    return str(row.get("error") or "") or message
+def _why(row: Row) -> str:
+    """Why a case is not PASS, from the row's own fields (the numbers are in the columns)."""
+    if row.get("failed"):
+        return str(row["failed"])
+    if row.get("marginal"):  # which limit a marginal pass came close to
+        return f"marginal: {row['marginal']}"
+    return str(row.get("error") or row.get("message") or "")
 
 
 # ------------------------------------------------------------------------- export
 
-def export_command(args, evidence_dir: Path) -> int:
+def export_command(args: argparse.Namespace, evidence_dir: Path) -> int:
     """`hilrig results export`: rows of the chosen runs' evidence files as CSV or JSON."""
     import sys
 
@@ -212,9 +156,7 @@ def export_command(args, evidence_dir: Path) -> int:
     if args.run:
         paths = [find_run(spec, evidence_dir) for spec in args.run]
     else:
-        if args.last < 1:
-            raise ConfigError(f"--last {args.last}: give 1 or more")
-        paths = evidence_files(evidence_dir)[-args.last:]
+        paths = evidence_files(evidence_dir)[-(last_runs(args) or 1):]
         if not paths:
             raise ConfigError(f"no evidence files in {evidence_dir}: run the suite first (make run)")
     columns, data = rows(load_run(p) for p in paths)

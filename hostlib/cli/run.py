@@ -13,7 +13,7 @@ from ..dsl import load_cases
 from ..dsl.case import Case
 from ..results import render_verdict
 from ..results.record import Verdict
-from ..results.verdict import _STYLE
+from ..results.verdict import STYLE
 from ..selection import Selection, estimated_seconds
 from ..session import RunSession
 
@@ -96,5 +96,5 @@ def run_command(args: argparse.Namespace) -> int:
     if report_line := session.report_line():
         console.print(Text(report_line), highlight=False, soft_wrap=True)
     if session.nothing_tested:
-        console.print(Text(session.nothing_tested_reason(), style=_STYLE[Verdict.FAIL]))
+        console.print(Text(session.nothing_tested_reason(), style=STYLE[Verdict.FAIL]))
     return session.exit_code

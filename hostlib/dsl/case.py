@@ -98,3 +98,14 @@ class Case:
     @property
     def location(self) -> str:
         return f"{self.source_file}:{self.source_line}"
+
+    def threshold_params(self) -> dict[str, float]:
+        """The values a threshold's "<pct>% of <param>" refers to (hostlib.dsl.thresholds.PARAMS)."""
+        return {
+            "rate": self.rate_sps,
+            "master_clock": self.master_clock_hz,
+            "duration": self.duration_s,
+            "channels": float(self.channels),
+            "frame_bytes": float(self.transport.frame_bytes),
+            "samples_per_frame": float(self.samples_per_frame),
+        }

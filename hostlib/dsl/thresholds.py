@@ -1,8 +1,8 @@
 """Pass/fail thresholds: `metric: "<op> <value> [unit]"` or `"<op> <pct>% of <param>"`.
 
-Parsed by one regular expression, never eval. The limit is resolved against the
-case when evaluated (a percentage of the case's own rate, duration, ...), so a
-sweep point's thresholds follow its own parameters.
+Parsed by one regular expression, never eval. The limit is resolved when evaluated,
+against the case's parameters passed as data (Case.threshold_params(): a percentage
+of the case's own rate, duration, ...), so a sweep point's thresholds follow its own.
 
     throughput: ">= 99.9% of rate"
     latency_p99: "< 2 ms"
@@ -16,38 +16,26 @@ from __future__ import annotations
 
 import difflib
 import math
-import operator
 import re
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from hostlib import metrics as _metrics
-from hostlib.units import _NUMBER, UnitError, format_quantity, unit_scale
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hostlib.dsl.case import Case
+from hostlib._exceptions import ThresholdError, UnitError
+from hostlib.results.schema import Op, ThresholdResult, Verdict
+from hostlib.units import _NUMBER, unit_scale
 
 __all__ = ["PARAMS", "Threshold", "ThresholdError", "ThresholdResult", "parse_threshold"]
 
-
-class ThresholdError(ValueError):
-    """A threshold that does not parse or does not fit its metric."""
-
-
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt,
-    "==": operator.eq, "!=": operator.ne,
-}
-
-# Case parameters a percentage may refer to: name -> (dimension, getter).
-PARAMS: dict[str, tuple[str, Callable[[Case], float]]] = {
-    "rate": ("rate", lambda c: c.rate_sps),
-    "master_clock": ("frequency", lambda c: c.master_clock_hz),
-    "duration": ("time", lambda c: c.duration_s),
-    "channels": ("count", lambda c: float(c.channels)),
-    "frame_bytes": ("count", lambda c: float(c.transport.frame_bytes)),
-    "samples_per_frame": ("count", lambda c: float(c.samples_per_frame)),
+# The case parameters a percentage may refer to, and their dimensions. Their values come
+# with each evaluation (Case.threshold_params() gives exactly these names).
+PARAMS: dict[str, str] = {
+    "rate": "rate",
+    "master_clock": "frequency",
+    "duration": "time",
+    "channels": "count",
+    "frame_bytes": "count",
+    "samples_per_frame": "count",
 }
 
 _EXPR = re.compile(
@@ -72,18 +60,22 @@ def _compatible(metric_dim: str, param_dim: str) -> bool:
 
 @dataclass(frozen=True)
 class _Expr:
-    op: str
+    op: Op
     number: float          # as written (99.9 for "99.9% of rate")
     scale: float           # unit scale, or 0.01 for a percentage of a param
     param: str | None      # case parameter for "% of <param>"
-    text: str
+    rhs: str               # the limit as written after the operator: "99.9% of rate", "2 ms"
 
-    def limit(self, case: Case | None) -> float:
+    @property
+    def text(self) -> str:
+        return f"{self.op} {self.rhs}"
+
+    def limit(self, params: Mapping[str, float]) -> float:
         if self.param is None:
             return self.number * self.scale
-        if case is None:
-            raise ThresholdError(f"{self.text!r} refers to the case's {self.param}; no case given")
-        return self.number * 0.01 * PARAMS[self.param][1](case)
+        if self.param not in params:
+            raise ThresholdError(f"{self.text!r} refers to the case's {self.param}; no value given for it")
+        return self.number * 0.01 * params[self.param]
 
 
 def _parse_expr(text: object, metric: _metrics.Metric) -> _Expr:
@@ -93,7 +85,8 @@ def _parse_expr(text: object, metric: _metrics.Metric) -> _Expr:
     m = _EXPR.match(text)
     if not m:
         raise ThresholdError(f"{text!r} does not parse; {_SYNTAX_HELP}")
-    op, number = m.group("op"), float(m.group("num"))
+    op, number = Op(m.group("op")), float(m.group("num"))
+    rhs = text.strip()[len(m.group("op")):].strip()
     if not math.isfinite(number):
         raise ThresholdError(f"{text!r}: the value is not a finite number")
     param = m.group("param")
@@ -103,22 +96,22 @@ def _parse_expr(text: object, metric: _metrics.Metric) -> _Expr:
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise ThresholdError(f"{text!r}: unknown parameter '{param}'{hint} "
                                  f"(allowed after '% of': {', '.join(PARAMS)})")
-        pdim = PARAMS[param][0]
+        pdim = PARAMS[param]
         if not _compatible(metric.dimension, pdim):
             raise ThresholdError(
                 f"{text!r}: {metric.name} is a {metric.dimension.replace('_', ' ')} but "
                 f"{param} is a {pdim}; a percentage of {param} cannot limit it")
-        return _Expr(op, number, 0.01, param, text.strip())
+        return _Expr(op, number, 0.01, param, rhs)
     unit = m.group("unit")
     if unit is None:
-        return _Expr(op, number, 1.0, None, text.strip())
+        return _Expr(op, number, 1.0, None, rhs)
     if metric.name == "frames_per_s" and unit.endswith("frames/s"):
         unit = unit[: -len("frames/s")] + "S/s"  # "29.6 kframes/s", as hilrig prints it
     try:
         scale = unit_scale(unit, metric.dimension)
     except UnitError as e:
         if unit == "%":  # a percentage of what? of the case's rate, usually
-            fits = [p for p, (dim, _) in PARAMS.items() if _compatible(metric.dimension, dim)]
+            fits = [p for p, dim in PARAMS.items() if _compatible(metric.dimension, dim)]
             example = f"{op} {m.group('num')}% of {fits[0]}" if fits and fits[0] in ("rate", "duration") else None
             raise ThresholdError(
                 f"{text!r}: a percentage needs what it is a percentage of"
@@ -126,51 +119,7 @@ def _parse_expr(text: object, metric: _metrics.Metric) -> _Expr:
                 + (f" (allowed after '% of' for {metric.name}: {', '.join(fits)})" if fits else "")) from None
         raise ThresholdError(f"{text!r}: unit does not fit {metric.name} "
                              f"(a {metric.dimension.replace('_', ' ')}): {e}") from None
-    return _Expr(op, number, scale, None, text.strip())
-
-
-def _margin(op: str, measured: float, limit: float) -> float:
-    """How far inside (+) or outside (-) the limit `measured` is, in the metric's unit."""
-    if op in (">=", ">"):
-        return measured - limit
-    if op in ("<=", "<"):
-        return limit - measured
-    if op == "==":
-        return -abs(measured - limit) + 0.0   # + 0.0: an exact hit is 0, not -0
-    return abs(measured - limit)  # "!="
-
-
-@dataclass(frozen=True)
-class ThresholdResult:
-    metric: str
-    text: str
-    measured: float | None
-    limit: float | None
-    margin: float | None
-    passed: bool
-    marginal: bool
-    message: str = ""
-
-    @property
-    def verdict(self) -> str:
-        if not self.passed:
-            return "FAIL"
-        return "PASS (marginal)" if self.marginal else "PASS"
-
-    def line(self) -> str:
-        """One human line: 'throughput_sps 9.998e+06 >= 9.99e+06 (99.9% of rate) margin +8e+03 PASS'."""
-        if self.measured is None or self.limit is None:
-            return f"{self.metric} {self.text}: {self.message or 'not measured'} {self.verdict}"
-        op = re.match(r"(>=|<=|==|!=|>|<)", self.text.strip())
-        op_s = op.group(1) if op else "?"
-        detail = ""
-        if "% of" in self.text:
-            detail = f" ({self.text.strip()[len(op_s):].strip()})"
-        margin = f" margin {self.margin:+.4g}" if self.margin is not None else ""
-        extra = f" [{self.message}]" if self.message else ""
-        return f"{self.metric} {self.measured:.6g} {op_s} {self.limit:.6g}{detail}{margin} {self.verdict}{extra}"
-
-    __str__ = line
+    return _Expr(op, number, scale, None, rhs)
 
 
 @dataclass(frozen=True)
@@ -186,18 +135,23 @@ class Threshold:
     leg: str | None = None         # rx+tx: the stream it judges ("rx" | "tx"); None = every stream
 
     @property
-    def op(self) -> str:
+    def op(self) -> Op:
         return self._limit.op
 
     @property
     def dimension(self) -> str:
         return _metrics.METRICS[self.metric].dimension
 
-    def limit_value(self, case: Case | None = None) -> float:
-        """The limit in the metric's base unit for `case`."""
-        return self._limit.limit(case)
+    @property
+    def label(self) -> str:
+        """'throughput_sps >= 99.9% of rate', 'tx.throughput_sps ...' for a threshold on one leg."""
+        return f"{self.leg}.{self.metric} {self.text}" if self.leg else f"{self.metric} {self.text}"
 
-    def evaluate(self, metrics: dict[str, float], case: Case | None = None) -> ThresholdResult:
+    def evaluate(self, metrics: Mapping[str, float], params: Mapping[str, float], *,
+                 leg: str | None = None) -> ThresholdResult:
+        """Judge `metrics` (one run's, or one leg's, keyed by canonical name or alias).
+        `params`: the case parameters a percentage refers to (Case.threshold_params());
+        `leg`: the stream these metrics belong to, recorded in the result."""
         measured = metrics.get(self.metric)
         if measured is None:
             # Accept results keyed by an alias too; the registry defines them all.
@@ -205,35 +159,27 @@ class Threshold:
                 if alias in metrics:
                     measured = metrics[alias]
                     break
-        limit = self._limit.limit(case)
+        limit = self._limit.limit(params)
+        verdict, margin, note = Verdict.FAIL, None, ""
         if measured is None:
-            return ThresholdResult(self.metric, self.text, None, limit, None, False, False,
-                                   f"metric {self.metric} was not measured in this run")
-        measured = float(measured)
-        if math.isnan(measured):
-            return ThresholdResult(self.metric, self.text, measured, limit, None, False, False,
-                                   f"metric {self.metric} is NaN (not measurable in this run)")
-        passed = _OPS[self.op](measured, limit)
-        margin = _margin(self.op, measured, limit)
-        marginal = False
-        message = ""
-        if passed and self._marginal is not None:
-            mlimit = self._marginal.limit(case)
-            if not _OPS[self._marginal.op](measured, mlimit):
-                marginal = True
-                message = f"inside limit but outside marginal band {self.marginal_text!r} ({mlimit:.6g})"
-        return ThresholdResult(self.metric, self.text, measured, limit, margin, passed, marginal, message)
-
-    def describe(self, case: Case | None = None) -> str:
-        """'throughput_sps >= 9.99 MS/s (99.9% of rate)' for logs."""
-        try:
-            lim = format_quantity(self._limit.limit(case), self.dimension)
-        except ThresholdError:
-            return f"{self.metric} {self.text}"
-        return f"{self.metric} {self.op} {lim} ({self.text})"
+            note = f"metric {self.metric} was not measured in this run"
+        elif math.isnan(measured := float(measured)):
+            note = f"metric {self.metric} is NaN (not measurable in this run)"
+        else:
+            margin = self.op.margin(measured, limit)
+            if self.op.holds(measured, limit):
+                verdict = Verdict.PASS
+                if self._marginal is not None:
+                    mlimit = self._marginal.limit(params)
+                    if not self._marginal.op.holds(measured, mlimit):
+                        verdict = Verdict.MARGINAL
+                        note = f"inside limit but outside marginal band {self.marginal_text!r} ({mlimit:.6g})"
+        return ThresholdResult(metric=self.metric, leg=leg, op=self.op, limit_text=self._limit.rhs,
+                               relative_to=self._limit.param, measured=measured, limit=limit, margin=margin,
+                               verdict=verdict, note=note)
 
 
-def parse_threshold(metric_name: str, spec: Any) -> Threshold:
+def parse_threshold(metric_name: str, spec: object) -> Threshold:
     """Parse one `thresholds:` entry. Raises ThresholdError with what is allowed."""
     metric = _metrics.lookup_metric(metric_name) if isinstance(metric_name, str) else None
     if metric is None:
@@ -255,9 +201,9 @@ def parse_threshold(metric_name: str, spec: Any) -> Threshold:
     marginal = None
     if marginal_text is not None:
         marginal = _parse_expr(marginal_text, metric)
-        lower = {">=", ">"}
-        upper = {"<=", "<"}
-        if not ((limit.op in lower and marginal.op in lower) or (limit.op in upper and marginal.op in upper)):
+        same_way = (limit.op.lower_bound and marginal.op.lower_bound) or (limit.op.upper_bound
+                                                                          and marginal.op.upper_bound)
+        if not same_way:
             raise ThresholdError(f"marginal {marginal_text!r} must compare the same way as limit "
                                  f"{limit_text!r} (both >=/> or both <=/<)")
         marginal_text = marginal.text

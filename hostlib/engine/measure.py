@@ -38,12 +38,6 @@ def legs_of(case: Case) -> tuple[str, ...]:
     return LEGS.get(case.direction, (case.direction,))
 
 
-def leg_metrics(metrics: dict[str, float], leg: str) -> dict[str, float]:
-    """One leg's metrics of an rx+tx result (stored as '<leg>.<metric>')."""
-    prefix = leg + "."
-    return {k[len(prefix):]: v for k, v in metrics.items() if k.startswith(prefix)}
-
-
 # rx+tx: what the case's own (unqualified) metrics are made of its legs' — both
 # directions together (the published "both directions" figure is the sum).
 _SUMMED = ("throughput_sps", "throughput_msps", "throughput_Bps", "frames_per_s", "samples_expected",
@@ -54,10 +48,10 @@ _WORST = ("throughput_ratio",)   # the lower leg
 
 
 def combine_legs(legs: dict[str, dict[str, float]]) -> dict[str, float]:
-    """The metrics of an rx+tx run: each leg's as '<leg>.<name>', and the case's own
-    names for both together (sums; throughput_ratio the worse leg; the rest the most
-    of either, e.g. duration_s, host CPU, underruns, which are the device's)."""
-    out: dict[str, float] = {f"{leg}.{k}": v for leg, m in legs.items() for k, v in m.items()}
+    """The metrics of an rx+tx run under the case's own names, both legs together (sums;
+    throughput_ratio the worse leg; the rest the most of either, e.g. duration_s, host
+    CPU, underruns, which are the device's). Each leg's own stay in CaseResult.legs."""
+    out: dict[str, float] = {}
     names = dict.fromkeys(k for m in legs.values() for k in m)
     for name in names:
         values = [m[name] for m in legs.values() if name in m]
@@ -125,10 +119,11 @@ def edge_slack_s(case: Case, window_start: Snapshot, window_end: Snapshot, final
 THROUGHPUT_METRICS = ("throughput_sps", "throughput_msps", "throughput_Bps", "throughput_ratio", "frames_per_s")
 
 
-def overcounted(case: Case, metrics: dict[str, float], window_start: Snapshot, window_end: Snapshot,
-                final: Snapshot) -> str | None:
-    """Why a run's throughput cannot be true (above throughput_ceiling), or None."""
-    legs = ({leg: (leg_case(case, leg), leg_metrics(metrics, leg)) for leg in legs_of(case)}
+def overcounted(case: Case, metrics: dict[str, float], leg_metrics: dict[str, dict[str, float]],
+                window_start: Snapshot, window_end: Snapshot, final: Snapshot) -> str | None:
+    """Why a run's throughput cannot be true (above throughput_ceiling), or None;
+    `leg_metrics` is each leg's own (rx+tx), empty for one stream."""
+    legs = ({leg: (leg_case(case, leg), leg_metrics[leg]) for leg in legs_of(case)}
             if case.direction == "rx+tx" else {"": (case, metrics)})
     for leg, (leg_c, m) in legs.items():
         ratio, window_s = m.get("throughput_ratio"), m.get("duration_s")
@@ -229,8 +224,9 @@ def series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[st
     both legs together, and each as '<leg>.<name>')."""
     if case.direction == "rx+tx":
         legs = {leg: _series_row(leg_case(case, leg), prev, cur, t0_ns) for leg in legs_of(case)}
-        row = combine_legs(legs)
-        return {"t_s": legs["rx"]["t_s"], **{k: v for k, v in row.items() if k != "t_s" and not k.endswith(".t_s")}}
+        # the series keeps each leg's columns as '<leg>.<name>' (a series row is flat)
+        row = combine_legs(legs) | {f"{leg}.{k}": v for leg, m in legs.items() for k, v in m.items() if k != "t_s"}
+        return {"t_s": legs["rx"]["t_s"], **{k: v for k, v in row.items() if k != "t_s"}}
     return _series_row(case, prev, cur, t0_ns)
 
 
@@ -321,12 +317,19 @@ def compute_metrics(
     rcvbuf_errors: int | None,
     cpu_ticks: CpuTicks = (None, None),
 ) -> dict[str, float]:
-    """The metrics of a run (rx+tx: each leg measured as its own rx or tx case, then
-    combine_legs)."""
+    """The metrics of a run (rx+tx: both legs together, combine_legs)."""
     run = Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf_errors, cpu_ticks)
+    return measure_legs(case, run)[0]
+
+
+def measure_legs(case: Case, run: Run) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """(the run's metrics, each leg's own): rx+tx measures each leg as its own rx or tx
+    case and combines them (CaseResult.metrics, CaseResult.legs); other directions have
+    no legs."""
     if case.direction == "rx+tx":
-        return combine_legs({leg: _compute_metrics(leg_case(case, leg), run) for leg in legs_of(case)})
-    return _compute_metrics(case, run)
+        legs = {leg: _compute_metrics(leg_case(case, leg), run) for leg in legs_of(case)}
+        return combine_legs(legs), legs
+    return _compute_metrics(case, run), {}
 
 
 def _compute_metrics(case: Case, run: Run) -> dict[str, float]:

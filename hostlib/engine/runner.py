@@ -146,10 +146,10 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
         if require_devices:
             result.set_error(ErrorKind.DEVICE, f"required device not attached: {exc}")
         else:
-            result.verdict, result.message = Verdict.SKIP, str(exc)
+            result.set_skip(str(exc))
         result.message = summary_line(result)
     except DeviceAbsent as exc:
-        result.verdict, result.error, result.message = Verdict.SKIP, None, str(exc)
+        result.set_skip(str(exc))
         result.message = summary_line(result)
     except DeviceError as exc:
         result.set_error(ErrorKind.DEVICE, str(exc))
@@ -229,10 +229,9 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
             # What was measured before the silence is kept; the window ends when the
             # silence was noticed, so longest_gap_s holds the silence itself.
             if isinstance(exc.snapshot, Snapshot):
-                result.metrics = measure.compute_metrics(
-                    case, started_ns=started_ns, window_start=window_start, window_end=exc.snapshot,
-                    final=exc.snapshot, cpu_s=measure.cpu_seconds() - cpu0, rcvbuf_errors=None,
-                    cpu_ticks=(ticks0, measure.cpu_busy_ticks()))
+                result.metrics, result.legs = measure.measure_legs(case, measure.Run(
+                    started_ns, window_start, exc.snapshot, exc.snapshot, measure.cpu_seconds() - cpu0, None,
+                    (ticks0, measure.cpu_busy_ticks())))
             raise
         window_end = cur
         if cur.taken_ns >= next_ns or cur.taken_ns >= end_ns:
@@ -249,12 +248,10 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     final = driver.stop()
     rcv1 = measure.udp_rcvbuf_errors()
     rcvbuf = (rcv1 - rcv0) if (rcv0 is not None and rcv1 is not None and case.transport.kind == "udp") else None
-    result.metrics = measure.compute_metrics(
-        case, started_ns=started_ns, window_start=window_start, window_end=window_end,
-        final=final, cpu_s=cpu_s, rcvbuf_errors=rcvbuf, cpu_ticks=(ticks0, ticks1),
-    )
+    result.metrics, result.legs = measure.measure_legs(
+        case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
     result.warnings = measure.host_warnings(final)
-    overcount = measure.overcounted(case, result.metrics, window_start, window_end, final)
+    overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)
     if overcount and any(t.metric in measure.THROUGHPUT_METRICS for t in case.thresholds):
         # A throughput threshold cannot pass on samples that were not the window's: the
         # rig's own accounting is wrong, not the device and not the case, so it is an

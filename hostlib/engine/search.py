@@ -22,6 +22,7 @@ from collections.abc import Callable
 from ..dsl.case import Case, SearchSpec
 from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
 from ..results.record import CaseResult, Verdict
+from ..results.schema import SearchStep
 from ..units import format_quantity
 from .measure import bytes_per_tick, legs_of
 
@@ -64,14 +65,11 @@ def candidate(case: Case, value: int, duration_s: float) -> Case:
                                timeout_s=duration_s + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S)
 
 
-Step = dict[str, str | int | float | bool | None]   # one run of the search, as the result's `steps` keep it
-
-
 def run_search(case: Case, run_one: Callable[[Case], CaseResult], say: Callable[[str], None]) -> CaseResult:
     """Search, confirm, and return the confirmation's result (or the step that ended it)."""
     spec = _spec(case)
     values = spec.values
-    steps: list[Step] = []
+    steps: list[SearchStep] = []
     planned = step_count(len(values))
 
     def attempt(value: int, duration_s: float, phase: str) -> CaseResult:
@@ -84,7 +82,7 @@ def run_search(case: Case, run_one: Callable[[Case], CaseResult], say: Callable[
         r = run_one(c)
         steps.append({"step": len(steps) + 1, "phase": phase, "key": spec.key, "value": value,
                       "rate_sps": c.rate_sps, "throughput_Bps": r.metrics.get("throughput_Bps"),
-                      "verdict": r.verdict.value, "passed": r.verdict.passed, "message": r.message})
+                      "verdict": r.verdict, "passed": r.verdict.passed, "message": r.message})
         say(f"{label}: {r.verdict.label}")
         return r
 
@@ -121,7 +119,8 @@ def _divider(case: Case, key: str) -> int:
     return int(value or 0)
 
 
-def _finish(case: Case, last: CaseResult, steps: list[Step], confirmed: CaseResult | None, why: str) -> CaseResult:
+def _finish(case: Case, last: CaseResult, steps: list[SearchStep], confirmed: CaseResult | None,
+            why: str) -> CaseResult:
     spec = _spec(case)
     result = confirmed or last
     result.case = dataclasses.replace(result.case, test_name=case.test_name, name=case.name, search=spec)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import struct
 
+from .._exceptions import FrameError
+
 FRAME_HEADER_BYTES = 48
 FRAME_MAGIC = 0x4852
 FRAME_VERSION = 1
@@ -21,10 +23,6 @@ _HEADER = struct.Struct("<HBBHBBIIQQQQ")
 assert _HEADER.size == FRAME_HEADER_BYTES
 FIELDS = ("magic", "version", "flags", "stream_id", "sample_format", "channels", "payload_bytes",
           "crc32c", "seq", "sample_tick", "send_time_ns", "reserved")
-
-
-class FrameError(ValueError):
-    """A malformed frame; the message names the field."""
 
 
 def _crc32c_table() -> list[int]:

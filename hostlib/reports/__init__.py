@@ -3,6 +3,6 @@
 Reads what runs wrote (evidence JSON, outbox line protocol, InfluxDB); never runs anything.
 """
 from .html import case_log_html, render_run_report, write_run_report
-from .model import load_run, verdict_of
+from .model import load_run
 
-__all__ = ["case_log_html", "load_run", "render_run_report", "verdict_of", "write_run_report"]
+__all__ = ["case_log_html", "load_run", "render_run_report", "write_run_report"]

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..results.schema import ResultRecord
 from ..results.verdict import format_metric
-from .model import RunView, finite, is_failure
+from .model import RunView, finite
 from .tables import KEY_LABELS, KEY_METRICS
 
 # Metrics whose rise is good; for the rest (errors, latency, drops) a rise is worse.
@@ -46,22 +47,27 @@ class MetricDelta:
 @dataclass
 class CaseComparison:
     testcase: str
-    verdict_a: str | None
-    verdict_b: str | None
+    a: ResultRecord | None
+    b: ResultRecord | None
     deltas: list[MetricDelta] = field(default_factory=list)
 
     @property
+    def labels(self) -> tuple[str, str]:
+        """The two verdicts as read: 'PASS', 'ERROR (device)' ..., '-' where the case is absent."""
+        return (self.a.label if self.a else "-", self.b.label if self.b else "-")
+
+    @property
     def change(self) -> str:
-        a, b = self.verdict_a, self.verdict_b
+        a, b = self.a, self.b
         if a is None:
             return "new case"
         if b is None:
             return "case gone"
-        if is_failure(b) and not is_failure(a):
+        if b.verdict.failure and not a.verdict.failure:
             return "new failure"
-        if is_failure(a) and not is_failure(b):
+        if a.verdict.failure and not b.verdict.failure:
             return "fixed"
-        return "" if a == b else f"{a} -> {b}"
+        return "" if a.label == b.label else f"{a.label} -> {b.label}"
 
 
 @dataclass
@@ -90,7 +96,7 @@ def compare(a: RunView, b: RunView) -> Comparison:
     out = []
     for name in names:
         ca, cb = cases_a.get(name), cases_b.get(name)
-        cmp = CaseComparison(name, ca.verdict if ca else None, cb.verdict if cb else None)
+        cmp = CaseComparison(name, ca.record if ca else None, cb.record if cb else None)
         ma = ca.metrics if ca else {}
         mb = cb.metrics if cb else {}
         for metric in COMPARE_METRICS:
@@ -107,10 +113,10 @@ def comparison_text(cmp: Comparison) -> str:
     for title, items in (("new failures", cmp.new_failures), ("fixed failures", cmp.fixed),
                          ("new cases", cmp.with_change("new case")), ("cases gone", cmp.with_change("case gone"))):
         lines.append(f"{title}: {len(items)}")
-        lines += [f"  {c.testcase}: {c.verdict_a or '-'} -> {c.verdict_b or '-'}" for c in items]
+        lines += [f"  {c.testcase}: {' -> '.join(c.labels)}" for c in items]
     for c in cmp.cases:
         lines.append("")
-        lines.append(f"{c.testcase}: {c.verdict_a or '-'} -> {c.verdict_b or '-'}"
+        lines.append(f"{c.testcase}: {' -> '.join(c.labels)}"
                      + (f"  [{c.change}]" if c.change else ""))
         for d in c.deltas:
             a, b, delta, rel = d.text()

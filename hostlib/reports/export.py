@@ -11,10 +11,13 @@ import csv
 import io
 import json
 from collections.abc import Iterable
-from typing import Any
+
+from pydantic import JsonValue
 
 from ..metrics import lookup_metric
-from .model import RunView
+from .model import CaseView, RunView
+
+Row = dict[str, JsonValue]
 
 FIXED_COLUMNS = ("run_id", "rig", "testcase", "case", "verdict", "device", "driver", "direction",
                  "transport", "channels", "frame_bytes", "rate_sps", "started_utc", "ended_utc", "message")
@@ -25,24 +28,23 @@ _DIMENSION_UNITS = {"count": "1", "time": "s", "rate": "1/s", "data_rate": "B/s"
 _FIXED_UNITS = {"channels": "1", "frame_bytes": "B", "rate_sps": "1/s"}
 
 
-def case_row(run: RunView, case) -> dict[str, Any]:
-    c = case.case
-    transport = c.get("transport") or {}
-    row: dict[str, Any] = {
+def case_row(run: RunView, case: CaseView) -> Row:
+    c, r = case.case, case.record
+    row: Row = {
         "run_id": run.run_id,
-        "rig": run.rig.get("name") or case.get("rig_name") or "",
+        "rig": run.rig.name or r.rig_name,
         "testcase": case.test_name,
         "case": case.name,
-        "verdict": case.verdict,
-        "device": case.get("device") or "",
-        "driver": case.get("driver") or "",
-        "direction": c.get("direction") or "",
-        "transport": transport.get("kind") if isinstance(transport, dict) else "",
-        "channels": c.get("channels"),
-        "frame_bytes": transport.get("frame_bytes") if isinstance(transport, dict) else None,
-        "rate_sps": c.get("rate_sps"),
-        "started_utc": case.get("started_utc") or "",
-        "ended_utc": case.get("ended_utc") or "",
+        "verdict": case.label,
+        "device": r.device,
+        "driver": r.driver,
+        "direction": c.direction,
+        "transport": c.transport.kind,
+        "channels": c.channels,
+        "frame_bytes": c.transport.frame_bytes,
+        "rate_sps": c.rate_sps,
+        "started_utc": r.started_utc,
+        "ended_utc": r.ended_utc,
         "message": case.message,
     }
     for k, v in case.sweep_point.items():
@@ -51,9 +53,11 @@ def case_row(run: RunView, case) -> dict[str, Any]:
     return row
 
 
-def rows(runs: Iterable[RunView]) -> tuple[list[str], list[dict[str, Any]]]:
+def rows(runs: Iterable[RunView]) -> tuple[list[str], list[Row]]:
     """(columns, rows) over runs, oldest run first."""
-    out, sweep_cols, metric_cols = [], [], set()
+    out: list[Row] = []
+    sweep_cols: list[str] = []
+    metric_cols: set[str] = set()
     for run in runs:
         for case in run.cases:
             r = case_row(run, case)
@@ -76,7 +80,7 @@ def units(columns: list[str]) -> dict[str, str]:
     return out
 
 
-def to_csv(columns: list[str], data: list[dict]) -> str:
+def to_csv(columns: list[str], data: list[Row]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     w.writeheader()
@@ -85,7 +89,7 @@ def to_csv(columns: list[str], data: list[dict]) -> str:
     return buf.getvalue()
 
 
-def to_json(columns: list[str], data: list[dict]) -> str:
+def to_json(columns: list[str], data: list[Row]) -> str:
     doc = {"format": "hilrig-export/1", "columns": columns, "units": units(columns),
            "rows": [{k: r.get(k) for k in columns} for r in data]}
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"

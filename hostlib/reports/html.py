@@ -8,13 +8,20 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .._exceptions import InfrastructureError
 from .._installed import packaged_report_templates
+from ..results.record import CaseResult
+from ..results.schema import ResultRecord, Verdict
 from . import plots, tables
-from .model import CaseView, RunView, finite, is_failure, load_run, verdict_group, verdict_rank
+from .model import CaseView, RunView, finite, load_run
 from .tables import axis_label, key_metric_rows, sweeps, threshold_rows
+
+if TYPE_CHECKING:  # pragma: no cover
+    import jinja2
+
+    from .compare import Comparison
 
 
 def templates_dir() -> Path:
@@ -22,10 +29,10 @@ def templates_dir() -> Path:
     return Path(os.environ.get("HILRIG_REPORT_TEMPLATES") or packaged_report_templates())
 
 
-_env = None
+_env: jinja2.Environment | None = None
 
 
-def environment():
+def environment() -> jinja2.Environment:
     global _env
     if _env is None:
         import jinja2
@@ -41,9 +48,9 @@ def environment():
     return _env
 
 
-def verdict_class(label: str) -> str:
-    return {"PASS": "pass", "PASS (marginal)": "marginal", "FAIL": "fail", "ERROR": "error",
-            "SKIP": "skip"}.get(verdict_group(str(label)), "error")
+def verdict_class(verdict: Verdict) -> str:
+    """The CSS class of a verdict: pass, marginal, fail, error, skip."""
+    return verdict.value.lower()
 
 
 def default_report_path(evidence_path: Path, run_id: str) -> Path:
@@ -52,20 +59,22 @@ def default_report_path(evidence_path: Path, run_id: str) -> Path:
 
 
 def _wall(run: RunView) -> str:
+    if run.evidence.ended_utc is None:
+        return "-"
     try:
-        a = _dt.datetime.fromisoformat(str(run.doc.get("started_utc")))
-        b = _dt.datetime.fromisoformat(str(run.doc.get("ended_utc")))
-    except (TypeError, ValueError):
+        a = _dt.datetime.fromisoformat(run.evidence.started_utc)
+        b = _dt.datetime.fromisoformat(run.evidence.ended_utc)
+    except ValueError:
         return "-"
     s = (b - a).total_seconds()
     return f"{s:.1f} s" if s < 120 else f"{int(s // 60)} min {s % 60:.0f} s"
 
 
-def rig_devices(run: RunView) -> list[dict]:
+def rig_devices(run: RunView) -> list[dict[str, str | int]]:
     """Devices of the rig file as used (alias, driver, serial, args), plus the drivers the cases met."""
     from ruamel.yaml import YAML, YAMLError
 
-    text = run.rig.get("text") or ""
+    text = run.rig.text or ""
     try:
         doc = YAML(typ="safe").load(text) if text else {}
     except YAMLError:
@@ -76,19 +85,20 @@ def rig_devices(run: RunView) -> list[dict]:
         args = entry.get("args")
         out.append({"alias": alias, "driver": entry.get("driver", ""), "serial": entry.get("serial") or "",
                     "args": ", ".join(f"{k}={v}" for k, v in args.items()) if isinstance(args, dict) else (args or ""),
-                    "used": sum(1 for c in run.cases if c.get("device") == alias)})
+                    "used": sum(1 for c in run.cases if c.record.device == alias)})
     return out
 
 
-def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, Any]:
+def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, object]:
     return {
         "view": case,
         "test_name": case.test_name,
         "anchor": case.anchor,
         "verdict": case.verdict,
+        "label": case.label,
         "message": case.message,
-        "error": case.get("error") or "",
-        "source": f"{case.case.get('source_file', '')}:{case.case.get('source_line', '')}",
+        "error": case.record.error or "",
+        "source": f"{case.case.source_file}:{case.case.source_line}",
         "key_metrics": key_metric_rows(case),
         "thresholds": threshold_rows(case),
         "other_metrics": sorted((k, v) for k, v in case.metrics.items()
@@ -98,10 +108,10 @@ def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, 
     }
 
 
-def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[str, Any]:
+def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[str, object]:
     from ..results.verdict import format_metric
 
-    ordered = sorted(run.cases, key=lambda c: (verdict_rank(c.verdict), c.index))
+    ordered = sorted(run.cases, key=lambda c: (c.verdict.rank, c.index))
     sweep_blocks = []
     for sw in sweeps(run):
         for fixed, points in sw.facets:
@@ -110,17 +120,17 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
     return {
         "run": run,
         "run_id": run.run_id,
-        "rig_name": run.rig.get("name") or "",
-        "rig_path": run.rig.get("path") or "",
-        "rig_sha256": (run.rig.get("sha256") or "")[:12],
+        "rig_name": run.rig.name or "",
+        "rig_path": run.rig.path or "",
+        "rig_sha256": (run.rig.sha256 or "")[:12],
         "devices": rig_devices(run),
         "versions": run.versions,
-        "started": run.doc.get("started_utc") or "",
-        "ended": run.doc.get("ended_utc") or "",
+        "started": run.evidence.started_utc,
+        "ended": run.evidence.ended_utc or "",
         "wall": _wall(run),
         "tally": run.tally(),
         "n_cases": len(run.cases),
-        "failures": [c for c in ordered if is_failure(c.verdict)],
+        "failures": [c for c in ordered if c.failure],
         "cases": [case_context(c) for c in ordered],
         "sweeps": sweep_blocks,
         "usb_tables": tables.usb_tables(run),
@@ -152,12 +162,11 @@ def write_run_report(evidence_path: str | Path, output: str | Path | None = None
     return _write(out, render_run_report(run, links=links))
 
 
-def case_log_html(result: Any, *, plots_inline: bool = True) -> str:
+def case_log_html(result: CaseResult | ResultRecord, *, plots_inline: bool = True) -> str:
     """The HTML fragment for one test in Robot's log.html: verdict line, key metrics first
     (compact table), the thresholds table (limit, margin, verdict), the per-second plot inline.
-    `result` is a CaseResult (its to_dict() is used) or an evidence case dict."""
-    data = result.to_dict() if hasattr(result, "to_dict") else dict(result)
-    case = CaseView(data, 0)
+    `result` is a CaseResult or its evidence record."""
+    case = CaseView(result.to_record() if isinstance(result, CaseResult) else result, 0)
     ctx = case_context(case, with_series_plot=plots_inline)
     return environment().get_template("case_fragment.html.j2").render(c=ctx, verdict_class=verdict_class)
 
@@ -173,7 +182,7 @@ def _write(out: Path, text: str) -> Path:
     return out
 
 
-def write_compare_report(cmp: Any, output: str | Path) -> Path:
+def write_compare_report(cmp: Comparison, output: str | Path) -> Path:
     """`hilrig report --compare A B --output F`: the comparison as one HTML file."""
     from .tables import KEY_LABELS
 

@@ -1,119 +1,91 @@
-"""A run as the reports read it: the evidence JSON (docs/results.md), verdicts read in one place.
+"""A run as the reports read it: the evidence file (hostlib.results.schema), one typed model.
 
 Reports never import the engine: they read what a run wrote, so a report can be
 made on another machine, later, from the evidence file alone.
 """
 from __future__ import annotations
 
-import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TypeGuard
+
+from pydantic import JsonValue
 
 from .._exceptions import ConfigError
-
-# Order a technician reads verdicts in: what needs attention first.
-VERDICT_ORDER = ("FAIL", "ERROR", "PASS (marginal)", "PASS", "SKIP")
-
-
-def verdict_of(case: dict) -> str:
-    """The verdict of one evidence case as a display label: PASS, PASS (marginal), FAIL,
-    ERROR (<kind>) or SKIP. The one place that reads a verdict: it takes today's strings
-    ("PASS", "FAIL", "SKIP", "ERROR" + error_kind), a "PASS (marginal)" string or a
-    `marginal` flag, and a typed verdict written as a dict ({"outcome": .., "kind": ..}) or
-    as its text ("ERROR(device)")."""
-    raw = case.get("verdict")
-    kind = case.get("error_kind")
-    if isinstance(raw, dict):  # a typed verdict serialised as an object
-        kind = raw.get("kind") or raw.get("error_kind") or kind
-        marginal = bool(raw.get("marginal"))
-        raw = raw.get("outcome") or raw.get("verdict") or raw.get("name") or ""
-    else:
-        marginal = False
-    text = str(raw or "").strip()
-    upper = text.upper().replace("_", "-")
-    m = re.match(r"^ERROR\s*\(?\s*([a-z_-]*)\s*\)?$", text, re.I)
-    if m:
-        kind = m.group(1) or kind
-        return f"ERROR ({kind})" if kind and kind != "other" else "ERROR"
-    if upper.startswith("PASS"):
-        marginal = marginal or "MARGINAL" in upper or bool(case.get("marginal"))
-        return "PASS (marginal)" if marginal else "PASS"
-    if upper in ("FAIL", "SKIP"):
-        return upper
-    return text or "ERROR"
+from ..results.migrate import evidence_from_doc, load_evidence
+from ..results.schema import (
+    VERDICT_ORDER,
+    CaseRecord,
+    EvidenceRun,
+    MetricValues,
+    ResultRecord,
+    RigSnapshot,
+    ThresholdResult,
+    Verdict,
+)
 
 
-def verdict_group(label: str) -> str:
-    """The tally group of a verdict label: FAIL, ERROR, PASS (marginal), PASS or SKIP."""
-    return "ERROR" if label.startswith("ERROR") else label
-
-
-def verdict_rank(label: str) -> int:
-    group = verdict_group(label)
-    return VERDICT_ORDER.index(group) if group in VERDICT_ORDER else 0
-
-
-def is_failure(label: str) -> bool:
-    return verdict_group(label) in ("FAIL", "ERROR")
-
-
-def finite(value: Any) -> TypeGuard[float]:
+def finite(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-@dataclass
+@dataclass(frozen=True)
 class CaseView:
-    """One case (or sweep point) of a run, from its evidence entry."""
+    """One case (or sweep point) of a run: its evidence record and its place in the run."""
 
-    data: dict
+    record: ResultRecord
     index: int
 
     @property
     def test_name(self) -> str:
-        return str(self.data.get("test_name") or self.case.get("test_name") or f"case {self.index}")
+        return self.record.test_name
 
     @property
     def name(self) -> str:
         """The case's name without the sweep point (all points of a sweep share it)."""
-        return str(self.case.get("name") or self.test_name.split(" [", 1)[0])
+        return self.record.case.name
 
     @property
-    def case(self) -> dict:
-        return self.data.get("case") or {}
+    def case(self) -> CaseRecord:
+        return self.record.case
 
     @property
-    def verdict(self) -> str:
-        return verdict_of(self.data)
+    def verdict(self) -> Verdict:
+        return self.record.verdict
+
+    @property
+    def label(self) -> str:
+        """'PASS', 'PASS (marginal)', 'FAIL', 'ERROR (device)', 'SKIP'."""
+        return self.record.label
+
+    @property
+    def failure(self) -> bool:
+        return self.record.verdict.failure
 
     @property
     def metrics(self) -> dict[str, float]:
-        return {k: v for k, v in (self.data.get("metrics") or {}).items() if finite(v)}
+        return {k: v for k, v in self.record.metrics.items() if v is not None}
 
     @property
-    def thresholds(self) -> list[dict]:
-        return list(self.data.get("thresholds") or [])
+    def thresholds(self) -> list[ThresholdResult]:
+        return self.record.thresholds
 
     @property
-    def series(self) -> list[dict]:
-        return list(self.data.get("series") or [])
+    def series(self) -> list[MetricValues]:
+        return self.record.series
 
     @property
-    def sweep_point(self) -> dict[str, Any]:
-        return dict(self.case.get("sweep_point") or {})
+    def sweep_point(self) -> dict[str, JsonValue]:
+        return self.record.case.sweep_point
 
     @property
     def message(self) -> str:
-        return " ".join(str(self.data.get("message") or "").split())
+        return " ".join(self.record.message.split())
 
     @property
     def anchor(self) -> str:
         return f"case-{self.index}"
-
-    def get(self, key: str) -> Any:
-        return self.data.get(key)
 
 
 @dataclass
@@ -121,48 +93,41 @@ class RunView:
     """A run's evidence file, read."""
 
     path: Path | None
-    doc: dict
+    evidence: EvidenceRun
     cases: list[CaseView] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
-        return str(self.doc.get("run_id") or (self.path.stem if self.path else ""))
+        return self.evidence.run_id
 
     @property
-    def rig(self) -> dict:
-        return self.doc.get("rig") or {}
+    def rig(self) -> RigSnapshot:
+        return self.evidence.rig
 
     @property
-    def versions(self) -> dict:
-        return self.doc.get("versions") or {}
+    def versions(self) -> dict[str, str | None]:
+        return self.evidence.versions
 
-    def tally(self) -> list[tuple[str, int]]:
-        """(verdict group, count) with FAIL and ERROR first; groups with no case left out."""
-        counts: dict[str, int] = {}
+    def tally(self) -> list[tuple[Verdict, int]]:
+        """(verdict, count) with FAIL and ERROR first; verdicts with no case left out."""
+        counts = {v: 0 for v in VERDICT_ORDER}
         for c in self.cases:
-            g = verdict_group(c.verdict)
-            counts[g] = counts.get(g, 0) + 1
-        return [(g, counts[g]) for g in VERDICT_ORDER if g in counts]
+            counts[c.verdict] += 1
+        return [(v, n) for v, n in counts.items() if n]
 
 
-def run_from_doc(doc: dict, path: Path | None = None) -> RunView:
-    if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
-        where = path or "evidence"
-        raise ConfigError(f"{where}: not a hilrig evidence file (no 'cases' list; format "
-                          f"{doc.get('format') if isinstance(doc, dict) else type(doc).__name__!r})")
-    return RunView(path, doc, [CaseView(c, i) for i, c in enumerate(doc["cases"]) if isinstance(c, dict)])
+def run_view(evidence: EvidenceRun, path: Path | None = None) -> RunView:
+    return RunView(path, evidence, [CaseView(c, i) for i, c in enumerate(evidence.cases)])
+
+
+def run_from_doc(doc: JsonValue, path: Path | None = None) -> RunView:
+    """A run from a parsed evidence document (any format hilrig reads)."""
+    return run_view(evidence_from_doc(doc, str(path or "evidence")), path)
 
 
 def load_run(path: str | Path) -> RunView:
-    """Read one evidence file; a missing or malformed file is a ConfigError naming it."""
-    path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: no such evidence file") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the evidence file: {exc}") from exc
-    return run_from_doc(doc, path)
+    """Read one evidence file; a missing, malformed or unknown file is a ConfigError naming it."""
+    return run_view(load_evidence(path), Path(path))
 
 
 def evidence_files(evidence_dir: str | Path) -> list[Path]:

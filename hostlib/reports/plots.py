@@ -9,10 +9,11 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable
-from typing import Any
 
-from .model import CaseView, finite, is_failure
-from .tables import Sweep, axis_label
+from pydantic import JsonValue
+
+from .model import CaseView, finite
+from .tables import Sweep, axis_label, value_key
 
 _plt = None
 
@@ -50,20 +51,20 @@ def _attr(text: str) -> str:
     return (text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-def _scaled(metric: str, scale: float) -> Callable[[dict], float | None]:
+def _scaled(metric: str, scale: float) -> Callable[[dict[str, float]], float | None]:
     """The metric times `scale`, None where it is not a finite number."""
     return lambda m: m[metric] * scale if finite(m.get(metric)) else None
 
 
 def achieved_vs_requested(cases: list[CaseView]) -> str:
-    asked = [(c.case.get("rate_sps"), c.metrics.get("throughput_sps"), c) for c in cases]
+    asked = [(c.case.rate_sps, c.metrics.get("throughput_sps"), c) for c in cases]
     pts = [(x, y, c) for x, y, c in asked if finite(x) and finite(y) and x > 0 and y > 0]
     if not pts:
         return ""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    ok = [(x, y) for x, y, c in pts if not is_failure(c.verdict)]
-    bad = [(x, y) for x, y, c in pts if is_failure(c.verdict)]
+    ok = [(x, y) for x, y, c in pts if not c.failure]
+    bad = [(x, y) for x, y, c in pts if c.failure]
     lo, hi = min(min(x, y) for x, y, _ in pts), max(max(x, y) for x, y, _ in pts)
     ax.plot([lo / 1e6, hi / 1e6], [lo / 1e6, hi / 1e6], color="0.6", lw=1, ls="--", label="achieved = asked")
     if ok:
@@ -81,7 +82,7 @@ def achieved_vs_requested(cases: list[CaseView]) -> str:
     return _svg(fig, "achieved vs asked rate")
 
 
-def sweep_plot(sweep: Sweep, fixed: dict, points: list[CaseView]) -> str:
+def sweep_plot(sweep: Sweep, fixed: dict[str, JsonValue], points: list[CaseView]) -> str:
     """frames/s, MS/s and drop % against the row axis, one line per column-axis value."""
     panels = [("frames_per_s", "frames/s", 1.0), ("throughput_sps", "MS/s", 1e-6), ("drop_ratio", "drop %", 100.0)]
     panels = [p for p in panels if any(p[0] in c.metrics for c in points)]
@@ -96,7 +97,7 @@ def sweep_plot(sweep: Sweep, fixed: dict, points: list[CaseView]) -> str:
                 continue
             name = f"{axis_label(sweep.col_axis)} = {col}" if sweep.col_axis else label
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", ms=3, label=name)
-        xs = sorted({float(c.sweep_point[sweep.row_axis]) for c in numeric_rows})
+        xs = sorted({value_key(c.sweep_point[sweep.row_axis])[1] for c in numeric_rows})
         if xs[-1] / max(xs[0], 1e-12) > 20:
             ax.set_xscale("log")
         ax.set_xlabel(axis_label(sweep.row_axis))
@@ -110,12 +111,8 @@ def sweep_plot(sweep: Sweep, fixed: dict, points: list[CaseView]) -> str:
     return _svg(fig, f"sweep {sweep.name} {where}".strip())
 
 
-def _is_number(v: Any) -> bool:
-    try:
-        float(v)
-        return not isinstance(v, bool)
-    except (TypeError, ValueError):
-        return False
+def _is_number(v: JsonValue) -> bool:
+    return not isinstance(v, bool) and value_key(v)[0] == 0
 
 
 def latency_plot(cases: list[CaseView]) -> str:
@@ -150,14 +147,14 @@ FAILURE_SERIES_KEYS = ("missing_frames", "overruns", "underruns", "pattern_error
 def failure_second(case: CaseView) -> float | None:
     """When a failing case first went wrong: the first second with an error count, else
     the first second below the lowest throughput limit it failed, else None."""
-    if not is_failure(case.verdict):
+    if not case.failure:
         return None
     for row in case.series:
-        if any(finite(row.get(k)) and row[k] > 0 for k in FAILURE_SERIES_KEYS):
+        if any((row.get(k) or 0.0) > 0 for k in FAILURE_SERIES_KEYS):
             return row.get("t_s")
-    ratio_limits = [float(t["limit"]) for t in case.thresholds if not t.get("passed")
-                    and t.get("metric") in ("throughput_sps", "throughput_ratio") and finite(t.get("limit"))]
-    rate = case.case.get("rate_sps")
+    ratio_limits = [t.limit for t in case.thresholds if not t.passed
+                    and t.metric in ("throughput_sps", "throughput_ratio") and finite(t.limit)]
+    rate = case.case.rate_sps
     for row in case.series:
         thr = row.get("throughput_sps")
         if ratio_limits and finite(thr) and finite(rate):
@@ -180,7 +177,7 @@ def series_plot(case: CaseView) -> str:
     t = [r["t_s"] for r in series]
     ax = axes[0]
     ax.plot(t, [(r.get("throughput_sps") or 0) / 1e6 for r in series], marker=".", color="tab:blue", label="achieved")
-    rate = case.case.get("rate_sps")
+    rate = case.case.rate_sps
     if finite(rate):
         ax.axhline(rate / 1e6, color="0.5", ls="--", lw=1, label="asked")
     ax.set_ylabel("MS/s")
@@ -202,7 +199,7 @@ def series_plot(case: CaseView) -> str:
             a.axvline(when, color="red", lw=1.5)
         axes[0].annotate(f"failure at {when:g} s", xy=(when, 0.9), xycoords=("data", "axes fraction"),
                          color="red", fontsize=8, ha="left")
-    fig.suptitle(f"{case.test_name}: per second ({case.verdict})", fontsize=9)
+    fig.suptitle(f"{case.test_name}: per second ({case.label})", fontsize=9)
     fig.tight_layout()
     return _svg(fig, f"per-second series {case.test_name}")
 

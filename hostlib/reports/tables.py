@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
+from pydantic import JsonValue
+
+from ..results.schema import MetricValues
 from ..results.verdict import format_metric, threshold_row
-from .model import CaseView, RunView, finite, is_failure
+from .model import CaseView, RunView, finite
+
+# A sweep table's row or column value: a sweep axis value as the evidence holds it.
+Cell = JsonValue
 
 
 @dataclass(frozen=True)
@@ -23,11 +28,11 @@ class Column:
     scale: float = 1.0
     fmt: str = "{:.2f}"
 
-    def value(self, metrics: dict) -> float | None:
+    def value(self, metrics: MetricValues | dict[str, float]) -> float | None:
         v = metrics.get(self.metric)
         return v * self.scale if finite(v) else None
 
-    def text(self, metrics: dict) -> str:
+    def text(self, metrics: MetricValues | dict[str, float]) -> str:
         v = self.value(metrics)
         return "" if v is None else self.fmt.format(v)
 
@@ -64,12 +69,14 @@ def axis_label(key: str) -> str:
     return AXIS_LABELS.get(key, key)
 
 
-def value_key(v: Any) -> tuple[int, float, str]:
+def value_key(v: JsonValue) -> tuple[int, float, str]:
     """Numeric order for numbers (and numeric strings), text order after them."""
-    try:
-        return (0, float(v), "")
-    except (TypeError, ValueError):
-        return (1, 0.0, str(v))
+    if isinstance(v, (int, float, str)):
+        try:
+            return (0, float(v), "")
+        except ValueError:
+            pass
+    return (1, 0.0, str(v))
 
 
 def key_metric_rows(case: CaseView) -> list[tuple[str, str, str]]:
@@ -81,7 +88,7 @@ def key_metric_rows(case: CaseView) -> list[tuple[str, str, str]]:
             continue
         if name == "throughput_ratio":
             text = f"{m[name] * 100:.2f} %"
-            rate = case.case.get("rate_sps")
+            rate = case.case.rate_sps
             if finite(rate):
                 text += f" of {format_metric('throughput_sps', rate)}"
         else:
@@ -90,11 +97,11 @@ def key_metric_rows(case: CaseView) -> list[tuple[str, str, str]]:
     return rows
 
 
-def threshold_rows(case: CaseView) -> list[dict]:
-    """Per threshold: threshold, measured, limit, margin and verdict, formatted as the
-    console shows them (results.verdict.threshold_row)."""
-    keys = ("threshold", "measured", "limit", "margin", "verdict")
-    return [dict(zip(keys, threshold_row(t), strict=True)) for t in case.thresholds]
+def threshold_rows(case: CaseView) -> list[dict[str, object]]:
+    """Per threshold: threshold, measured, limit, margin and label, formatted as the
+    console shows them (results.verdict.threshold_row), and its verdict (for the style)."""
+    keys = ("threshold", "measured", "limit", "margin", "label")
+    return [{**dict(zip(keys, threshold_row(t), strict=True)), "verdict": t.verdict} for t in case.thresholds]
 
 
 @dataclass
@@ -104,17 +111,17 @@ class SweepGrid:
     column: Column
     row_axis: str
     col_axis: str | None
-    rows: list[Any]
-    cols: list[Any]
-    cells: dict[tuple[Any, Any], str]
-    failed: set[tuple[Any, Any]] = field(default_factory=set)
-    anchors: dict[tuple[Any, Any], str] = field(default_factory=dict)
+    rows: list[JsonValue]
+    cols: list[JsonValue]
+    cells: dict[tuple[Cell, Cell], str]
+    failed: set[tuple[Cell, Cell]] = field(default_factory=set)
+    anchors: dict[tuple[Cell, Cell], str] = field(default_factory=dict)
 
     @property
     def title(self) -> str:
         return self.column.heading
 
-    def cell(self, r: Any, c: Any) -> str:
+    def cell(self, r: Cell, c: Cell) -> str:
         return self.cells.get((r, c), "")
 
 
@@ -124,7 +131,7 @@ class Sweep:
 
     name: str
     axes: list[str]
-    facets: list[tuple[dict, list[CaseView]]]  # (fixed values of the extra axes, points)
+    facets: list[tuple[dict[str, JsonValue], list[CaseView]]]  # (fixed values of the extra axes, points)
 
     @property
     def row_axis(self) -> str:
@@ -135,8 +142,9 @@ class Sweep:
         return self.axes[1] if len(self.axes) > 1 else None
 
     def grids(self, points: list[CaseView]) -> list[SweepGrid]:
-        rows = sorted({p.sweep_point.get(self.row_axis) for p in points}, key=value_key)
-        cols = sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key) if self.col_axis else [None]
+        rows: list[Cell] = sorted({p.sweep_point.get(self.row_axis) for p in points}, key=value_key)
+        cols: list[Cell] = (sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key)
+                            if self.col_axis else [None])
         grids = []
         for column in SWEEP_COLUMNS:
             if not any(column.metric in p.metrics for p in points):
@@ -146,12 +154,13 @@ class Sweep:
                 k = (p.sweep_point.get(self.row_axis), p.sweep_point.get(self.col_axis) if self.col_axis else None)
                 g.cells[k] = column.text(p.metrics)
                 g.anchors[k] = p.anchor
-                if is_failure(p.verdict):
+                if p.failure:
                     g.failed.add(k)
             grids.append(g)
         return grids
 
-    def series(self, points: list[CaseView], metric: Callable[[dict], float | None]):
+    def series(self, points: list[CaseView], metric: Callable[[dict[str, float]], float | None]
+               ) -> list[tuple[Cell, list[tuple[float, float]]]]:
         """(col value, [(row value as float, y)]) per column value, rows in numeric order: for plots."""
         out = []
         cols = sorted({p.sweep_point.get(self.col_axis) for p in points}, key=value_key) if self.col_axis else [None]
@@ -171,7 +180,7 @@ def _axis_order(keys: list[str], points: list[CaseView]) -> list[str]:
     """The frame size first when it is swept (the lab's rows), the other axes in the YAML's
     order (the next one gives the columns, the rest split the tables); axes with one value
     only are left out."""
-    def n_values(k):
+    def n_values(k: str) -> int:
         return len({str(p.sweep_point.get(k)) for p in points})
     axes = [k for k in keys if n_values(k) > 1] or keys[:1]
     axes.sort(key=lambda k: k != "transport.frame_bytes")  # stable: YAML order otherwise
@@ -189,7 +198,7 @@ def sweeps(run: RunView) -> list[Sweep]:
         keys = list(dict.fromkeys(k for p in points for k in p.sweep_point))
         axes = _axis_order(keys, points)
         extra = [k for k in axes[2:]]
-        facets: dict[tuple, list[CaseView]] = {}
+        facets: dict[tuple[Cell, ...], list[CaseView]] = {}
         for p in points:
             facets.setdefault(tuple(p.sweep_point.get(k) for k in extra), []).append(p)
         ordered = sorted(facets.items(), key=lambda kv: [value_key(v) for v in kv[0]])
@@ -218,7 +227,7 @@ class UsbTable:
     cols: list[int]                                  # buffer_bytes
     cells: dict[tuple[int, int], str]
     failed: set[tuple[int, int]] = field(default_factory=set)
-    published: list[dict] = field(default_factory=list)   # {config, published, measured, ratio}
+    published: list[dict[str, str]] = field(default_factory=list)   # {config, published, measured, ratio}
 
 
 def _size(n: int) -> str:
@@ -229,11 +238,12 @@ def usb_tables(run: RunView) -> list[UsbTable]:
     """One UsbTable per direction for the run's cases tagged usb-table that ran a search."""
     by_dir: dict[str, dict[tuple[int, int], CaseView]] = {}
     for c in run.cases:
-        options = ((c.case.get("transport") or {}).get("options") or {})
-        if USB_TABLE_TAG not in (c.case.get("tags") or []) or "transfer_bytes" not in options:
+        options = c.case.transport.options
+        transfer, buffer = options.get("transfer_bytes"), options.get("buffer_bytes")
+        if USB_TABLE_TAG not in c.case.tags or not isinstance(transfer, int):
             continue
-        key = (int(options["transfer_bytes"]), int(options.get("buffer_bytes") or 0))
-        by_dir.setdefault(str(c.case.get("direction")), {})[key] = c
+        key = (transfer, buffer if isinstance(buffer, int) else 0)
+        by_dir.setdefault(c.case.direction, {})[key] = c
     tables = []
     for direction in ("rx", "tx", "rx+tx"):
         cases = by_dir.get(direction)
@@ -246,8 +256,8 @@ def usb_tables(run: RunView) -> list[UsbTable]:
                 divider = int(m.get("search_divider") or 0)
                 t.cells[key] = f"{m['max_throughput_Bps'] / 1e6:.1f}" + (f" ({divider})" if divider else " (none)")
             else:
-                t.cells[key] = c.verdict
-            if is_failure(c.verdict):
+                t.cells[key] = c.label
+            if c.failure:
                 t.failed.add(key)
             published = PUBLISHED_USB2_MBPS.get((direction, *key))
             if published is not None and finite(m.get("max_throughput_Bps")):

@@ -6,6 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..results.query import Row
 from ..results.verdict import format_metric
 from .detection import Flag, RobustGate
 from .history import History
@@ -81,12 +82,17 @@ class TrendAnalysis:
         return lines
 
 
+def _number(row: Row | None, metric: str) -> float | None:
+    value = row.get(metric) if row is not None else None
+    return float(value) if finite(value) else None
+
+
 def analyse(history: History, gate: RobustGate | None = None) -> TrendAnalysis:
     gate = gate or RobustGate()
     out = TrendAnalysis(history, gate=gate)
     for testcase, rows in history.series().items():
         for metric, higher in TREND_METRICS:
-            values = [r.get(metric) if r is not None and finite(r.get(metric)) else None for r in rows]
+            values = [_number(r, metric) for r in rows]
             present = [(i, v) for i, v in enumerate(values) if v is not None]
             if not present:
                 continue

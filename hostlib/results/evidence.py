@@ -9,60 +9,55 @@ that is killed keeps every case finished before the kill.
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import Any
 
 from .._exceptions import InfrastructureError
 from ._fsio import replace_durable
 from .record import CaseResult, iso_utc, utc_now
+from .schema import VERDICT_ORDER, EvidenceRun, RigSnapshot
 from .versions import versions as _versions
 
 
-def rig_snapshot(rig_path: str | Path | None, rig_name: str | None = None) -> dict:
+def rig_snapshot(rig_path: str | Path | None, rig_name: str | None = None) -> RigSnapshot:
     """The rig file's text and hash (what the run used, even if the file changes later)."""
-    snap: dict[str, Any] = {"name": rig_name, "path": None, "sha256": None, "text": None}
-    if rig_path is not None:
-        path = Path(rig_path)
-        snap["path"] = str(path.resolve())
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            snap["error"] = f"cannot read {path}: {exc}"
-        else:
-            snap["sha256"] = hashlib.sha256(data).hexdigest()
-            snap["text"] = data.decode("utf-8", errors="replace")
-    return snap
+    if rig_path is None:
+        return RigSnapshot(name=rig_name)
+    path = Path(rig_path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return RigSnapshot(name=rig_name, path=str(path.resolve()), error=f"cannot read {path}: {exc}")
+    return RigSnapshot(name=rig_name, path=str(path.resolve()), sha256=hashlib.sha256(data).hexdigest(),
+                       text=data.decode("utf-8", errors="replace"))
 
 
 class Evidence:
+    """The evidence file of one run, rewritten after every case (hostlib.results.schema)."""
+
     def __init__(self, directory: str | Path, run_id: str, *, rig_path: str | Path | None = None,
-                 rig_name: str | None = None, versions: dict | None = None):
+                 rig_name: str | None = None, versions: dict[str, str | None] | None = None):
         self.directory = Path(directory)
         self.path = self.directory / f"{run_id}.json"
-        self.doc: dict[str, Any] = {
-            "format": "hilrig-evidence/1",
-            "run_id": run_id,
-            "started_utc": iso_utc(utc_now()),
-            "ended_utc": None,
-            "rig": rig_snapshot(rig_path, rig_name),
-            "versions": versions if versions is not None else _versions(),
-            "cases": [],
-        }
+        self.run = EvidenceRun(run_id=run_id, started_utc=iso_utc(utc_now()), rig=rig_snapshot(rig_path, rig_name),
+                               versions=versions if versions is not None else _versions())
 
     def add(self, result: CaseResult) -> Path:
         """Add one case and rewrite the file."""
-        self.doc["cases"].append(result.to_dict())
-        self.doc["ended_utc"] = iso_utc(result.ended_utc)
+        self.run = self.run.model_copy(update={"cases": [*self.run.cases, result.to_record()],
+                                               "ended_utc": iso_utc(result.ended_utc)})
         return self.write()
 
-    def finish(self) -> Path:
-        """Stamp the run's end and write the file a last time."""
-        self.doc["ended_utc"] = iso_utc(utc_now())
+    def finish(self, *, nothing_tested: bool = False) -> Path:
+        """Stamp the run's end and its tally (cases by verdict) and write the file a last time.
+        `nothing_tested`: no case was selected, or every selected case SKIPped."""
+        verdicts = [c.verdict for c in self.run.cases]
+        tally = {v: verdicts.count(v) for v in VERDICT_ORDER}
+        self.run = self.run.model_copy(update={"ended_utc": iso_utc(utc_now()), "tally": tally,
+                                               "nothing_tested": nothing_tested})
         return self.write()
 
     def write(self) -> Path:
-        text = json.dumps(self.doc, indent=1, allow_nan=False, ensure_ascii=False) + "\n"
+        text = self.run.model_dump_json(indent=1) + "\n"
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             replace_durable(self.path, text)

@@ -27,25 +27,24 @@ import base64
 import json
 import os
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import urllib3
 
-from .._exceptions import InfrastructureError
+from .._exceptions import InfluxRejected, InfluxSetupError, InfluxUnavailable, InfrastructureError, ResultServerError
 from ._fsio import fsync_dir, replace_durable
 from .outbox import Outbox, is_active
 
 if TYPE_CHECKING:
     from influxdb_client import InfluxDBClient
 
+    from ..rig import Rig
+
 SENT_DIR = "sent"
 REJECTED_DIR = "rejected"
-
-
-class InfluxSetupError(InfrastructureError):
-    """The target cannot be used as configured: missing secret, bad credentials, no database."""
 
 
 class _Secret:
@@ -83,16 +82,15 @@ class InfluxTarget:
     batch_lines: int = 5000
 
     @classmethod
-    def from_rig(cls, rig: Any) -> InfluxTarget | None:
+    def from_rig(cls, rig: Rig) -> InfluxTarget | None:
         """The rig's InfluxDB target, or None when its results section names none."""
-        section = getattr(rig, "results", None) or {}
-        cfg = section.get("influxdb") if isinstance(section, dict) else None
+        cfg = rig.results.get("influxdb")
         if not cfg:
             return None
         keys = {k: v for k, v in cfg.items() if k in cls.__dataclass_fields__}
         if "timeout" in cfg:
             keys["timeout_s"] = float(cfg["timeout"])
-        return cls(rig_file=str(getattr(rig, "file", "")), **keys)
+        return cls(rig_file=rig.file, **keys)
 
     @property
     def where(self) -> str:
@@ -134,27 +132,12 @@ class InfluxTarget:
 
 
 # ------------------------------------------------------------------------- outcomes of one request
+# The client maps every low-level error (urllib3, influxdb_client, an HTTP status) once,
+# in _classify and _unreachable, to the tree's ResultServerError kinds.
 
-class _Unavailable(Exception):
-    """Server unreachable, timed out, 5xx or 429: keep the data, try later."""
-
-
-class _Refused(Exception):
-    """Credentials or database wrong (401/403/404): keep the data, fix the rig file."""
-
-
-class _Rejected(Exception):
-    """The server refused the data itself (other 4xx): set the file aside, never retry."""
-
-
-def _server_message(status: int, body: Any, headers: Any = None) -> str:
+def _server_message(status: int, body: bytes | str | None, headers: Mapping[str, str] | None = None) -> str:
     """The server's own words: X-Influxdb-Error, else the JSON error/message, else the body."""
-    text = ""
-    if headers is not None:
-        try:
-            text = headers.get("X-Influxdb-Error") or ""
-        except AttributeError:
-            text = ""
+    text = headers.get("X-Influxdb-Error") or "" if isinstance(headers, Mapping) else ""
     if not text and body:
         raw = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
         try:
@@ -212,25 +195,26 @@ class _Client:
                 text = text.replace(secret, "***")
         return text
 
-    def _classify(self, status: int, message: str) -> Exception:
+    def _classify(self, status: int, message: str) -> ResultServerError:
         message = self.scrub(message)
         if status in (401, 403):
-            return _Refused(f"{self.target.describe()} refused the credentials from {self.target.where}: {message}")
+            return InfluxSetupError(f"{self.target.describe()} refused the credentials from {self.target.where}: "
+                                    f"{message}")
         if status == 404:
-            return _Refused(f"{self.target.describe()} has no such database/bucket (see {self.target.where}): "
+            return InfluxSetupError(f"{self.target.describe()} has no such database/bucket (see {self.target.where}): "
                             f"{message}")
         if status == 429 or status >= 500:
-            return _Unavailable(f"{self.target.describe()} answered {message}")
-        return _Rejected(message)
+            return InfluxUnavailable(f"{self.target.describe()} answered {message}")
+        return InfluxRejected(message)
 
-    def _unreachable(self, exc: BaseException) -> _Unavailable:
-        reason = getattr(exc, "reason", None) or exc
+    def _unreachable(self, exc: BaseException) -> InfluxUnavailable:
+        reason = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason else exc
         text = str(reason)
         if "Connection refused" in text:
             text = "connection refused"
         elif "timed out" in text.lower():
             text = f"no answer within {self.target.timeout_s:g} s"
-        return _Unavailable(f"{self.target.describe()} is unreachable: {self.scrub(text)}")
+        return InfluxUnavailable(f"{self.target.describe()} is unreachable: {self.scrub(text)}")
 
     # -- writing
 
@@ -287,10 +271,9 @@ class _Client:
         try:
             resp = self._http.request("POST", url, headers=self._headers)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise InfluxSetupError(str(self._unreachable(exc))) from None
+            raise self._unreachable(exc) from None
         if resp.status != 200:
-            raise InfluxSetupError(str(self._classify(resp.status, _server_message(resp.status, resp.data,
-                                                                                  resp.headers))))
+            raise self._classify(resp.status, _server_message(resp.status, resp.data, resp.headers))
         doc = json.loads(resp.data)
         result = (doc.get("results") or [{}])[0]
         if result.get("error"):
@@ -306,10 +289,9 @@ class _Client:
             tables = client.query_api().query(flux, org=org)
         except ApiException as exc:
             status = int(exc.status or 0)
-            raise InfluxSetupError(str(self._classify(status, _server_message(status, exc.body,
-                                                                             exc.headers)))) from None
+            raise self._classify(status, _server_message(status, exc.body, exc.headers)) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise InfluxSetupError(str(self._unreachable(exc))) from None
+            raise self._unreachable(exc) from None
         return [dict(rec.values) for table in tables for rec in table.records]
 
 
@@ -413,16 +395,16 @@ def ship_outbox(outbox_dir: str | Path, target: InfluxTarget) -> ShipReport:
             try:
                 for start in range(0, len(lines), target.batch_lines):
                     client.write(lines[start:start + target.batch_lines])
-            except _Rejected as exc:
+            except InfluxRejected as exc:
                 moved = _move(path, outbox / REJECTED_DIR)
                 reason = str(exc)
                 replace_durable(moved.with_name(moved.name + ".reason"),
                                 f"{target.describe()} rejected {path.name}: {reason}\n")
                 report.rejected.append((moved, reason))
                 continue
-            except (_Unavailable, _Refused) as exc:
+            except (InfluxUnavailable, InfluxSetupError) as exc:
                 report.problem = str(exc)
-                report.problem_kind = "unavailable" if isinstance(exc, _Unavailable) else "setup"
+                report.problem_kind = "unavailable" if isinstance(exc, InfluxUnavailable) else "setup"
                 report.kept = pending[index:]
                 break
             report.sent.append((_move(path, outbox / SENT_DIR), len(lines)))
@@ -431,13 +413,13 @@ def ship_outbox(outbox_dir: str | Path, target: InfluxTarget) -> ShipReport:
     return report
 
 
-def ship_after_run(rig: Any, outbox_dir: str | Path) -> list[str]:
+def ship_after_run(rig: Rig, outbox_dir: str | Path) -> list[str]:
     """The end-of-run step of Robot and `hilrig run`: ship if the rig names a server.
     Returns the console lines; never raises (verdicts must stand whatever the server does)."""
     try:
         target = InfluxTarget.from_rig(rig)
         if target is None:
-            return [f"hilrig results: no InfluxDB in {getattr(rig, 'file', 'the rig file')}; "
+            return [f"hilrig results: no InfluxDB in {rig.file}; "
                     f"results stay in the outbox {outbox_dir}"]
         return ship_outbox(outbox_dir, target).lines()
     except Exception as exc:  # noqa: BLE001  a bug here must not turn a measured verdict into an error

@@ -16,9 +16,9 @@ server. This module only decides the schema and keeps field types stable:
 """
 from __future__ import annotations
 
+import datetime as _dt
 import math
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from influxdb_client import Point, WritePrecision
 
@@ -30,51 +30,51 @@ SEARCH_MEASUREMENT = "hilrig_search_step"   # one row per step of a rate search
 RUN_MEASUREMENT = "hilrig_run"
 
 
-def _one_line(text: Any) -> str:
-    return " ".join(str(text or "").splitlines())
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").splitlines())
 
 
-def _float(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
+def _float(value: float | int | None) -> float | None:
+    if value is None:
         return None
+    f = float(value)
     return f if math.isfinite(f) else None
 
 
 def _common_tags(result: CaseResult) -> dict[str, str]:
     case = result.case
-    transport = getattr(case, "transport", None)
     return {
-        "rig": result.rig_name or "",
-        "device": result.device or getattr(case, "device", "") or "",
-        "driver": result.driver or "",
-        "transport": getattr(transport, "kind", "") or "",
-        "direction": getattr(case, "direction", "") or "",
-        "testcase": getattr(case, "test_name", "") or "",
+        "rig": result.rig_name,
+        "device": result.device or case.device,
+        "driver": result.driver,
+        "transport": case.transport.kind,
+        "direction": case.direction,
+        "testcase": case.test_name,
     }
+
+
+def _metric_fields(p: Point, metrics: Mapping[str, float]) -> None:
+    for name, measured in metrics.items():
+        f = _float(measured)
+        if f is not None:
+            p.field(name, f)
 
 
 def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     """The `hilrig_case` row of one result, stamped with its end time."""
     p = Point(CASE_MEASUREMENT)
     tags = _common_tags(result)
-    tags["verdict"] = Verdict(result.verdict).value  # PASS | MARGINAL | FAIL | ERROR | SKIP
+    tags["verdict"] = result.verdict.value  # PASS | MARGINAL | FAIL | ERROR | SKIP
     tags.update(_sweep_tags(result))
     for key, value in tags.items():
         p.tag(key, value)  # empty values are dropped by Point (line protocol forbids them)
-    for name, measured in result.metrics.items():
-        f = _float(measured)
-        if f is not None:
-            p.field(name, f)
-    p.field("passed", 1.0 if Verdict(result.verdict).passed else 0.0)  # MARGINAL is a pass
+    _metric_fields(p, result.metrics)
+    p.field("passed", 1.0 if result.verdict.passed else 0.0)  # MARGINAL is a pass
     # duration_s is the measured window (a metric); wall_s is the whole run incl. set-up.
     wall_s = (to_datetime(result.ended_utc) - to_datetime(result.started_utc)).total_seconds()
     p.field("wall_s", float(wall_s))
-    for name, attr in (("rate_sps", "rate_sps"), ("requested_duration_s", "duration_s")):
-        f = _float(getattr(result.case, attr, None))
+    for name, number in (("rate_sps", result.case.rate_sps), ("requested_duration_s", result.case.duration_s)):
+        f = _float(number)
         if f is not None:
             p.field(name, f)
     p.field("run_id", result.run_id)
@@ -83,12 +83,15 @@ def case_point(result: CaseResult, *, git_sha: str | None = None) -> Point:
     # "<kind>: <text>" for an ERROR, as before the kind became a type (the schema is stable).
     error = f"{result.kind.value}: {result.error or ''}" if result.kind else result.error
     p.field("error", _one_line(error))
+    # Why the verdict is not PASS, as data: one reason per failed check / missed marginal band.
+    p.field("failed", _one_line("; ".join(result.failed)))
+    p.field("marginal", _one_line("; ".join(result.marginal)))
     p.time(to_ns(result.ended_utc), WritePrecision.NS)
     return p
 
 
 def _sweep_tags(result: CaseResult) -> dict[str, str]:
-    return {f"sweep_{k}": str(v) for k, v in (getattr(result.case, "sweep_point", None) or {}).items()}
+    return {f"sweep_{k}": str(v) for k, v in result.case.sweep_point.items()}
 
 
 def series_points(result: CaseResult) -> list[Point]:
@@ -103,10 +106,7 @@ def series_points(result: CaseResult) -> list[Point]:
         p = Point(SERIES_MEASUREMENT)
         for key, value in tags.items():
             p.tag(key, value)
-        for name, value in row.items():
-            f = _float(value)
-            if f is not None:
-                p.field(name, f)
+        _metric_fields(p, row)
         p.field("run_id", result.run_id)
         # Stamped at run start + t_s: t_s counts from the window start, which is
         # within a few seconds of started_utc; ordering and spacing are exact.
@@ -117,30 +117,22 @@ def series_points(result: CaseResult) -> list[Point]:
 
 def leg_points(result: CaseResult) -> list[Point]:
     """rx+tx: one more `hilrig_case` row per direction, tagged direction=rx|tx and
-    leg_of=rx+tx, with that leg's metrics under their ordinary names (stored in the
-    case's metrics as '<leg>.<name>') and its own verdict from its thresholds."""
-    if getattr(result.case, "direction", None) != "rx+tx":
-        return []
+    leg_of=rx+tx, with that leg's metrics (result.legs) and its own verdict from its thresholds."""
     points = []
-    for leg in ("rx", "tx"):
-        prefix = leg + "."
-        metrics = {k[len(prefix):]: v for k, v in result.metrics.items() if k.startswith(prefix)}
+    for leg, metrics in result.legs.items():
         if not metrics:
             continue
-        mine = [t for t in result.thresholds if str(getattr(t, "metric", "")).startswith(prefix)]
-        verdict = Verdict(result.verdict)
+        mine = [t for t in result.thresholds if t.leg == leg]
+        verdict = result.verdict
         if verdict.passed or (verdict is Verdict.FAIL and all(t.passed for t in mine)):
             verdict = Verdict.MARGINAL if any(t.marginal for t in mine) else Verdict.PASS
         p = Point(CASE_MEASUREMENT)
         tags = _common_tags(result) | {"direction": leg, "leg_of": "rx+tx", "verdict": verdict.value}
         for key, value in (tags | _sweep_tags(result)).items():
             p.tag(key, value)
-        for name, measured in metrics.items():
-            number = _float(measured)
-            if number is not None:
-                p.field(name, number)
+        _metric_fields(p, metrics)
         p.field("passed", 1.0 if verdict.passed else 0.0)
-        rate = _float(getattr(result.case, "rate_sps", None))
+        rate = _float(result.case.rate_sps)
         if rate is not None:
             p.field("rate_sps", rate)
         p.field("run_id", result.run_id)
@@ -155,18 +147,18 @@ def search_points(result: CaseResult) -> list[Point]:
     tags = _common_tags(result) | _sweep_tags(result)
     start_ns = to_ns(result.started_utc)
     points = []
-    for i, step in enumerate(getattr(result, "steps", None) or []):
+    for i, step in enumerate(result.steps):
         p = Point(SEARCH_MEASUREMENT)
-        for key, value in (tags | {"phase": str(step.get("phase", "step")),
-                                   "verdict": str(step.get("verdict", ""))}).items():
+        for key, value in (tags | {"phase": step["phase"], "verdict": Verdict(step["verdict"]).value}).items():
             p.tag(key, value)
-        for name in ("step", "value", "rate_sps", "throughput_Bps"):
-            f = _float(step.get(name))
+        for name, number in (("step", step["step"]), ("value", step["value"]), ("rate_sps", step["rate_sps"]),
+                             ("throughput_Bps", step["throughput_Bps"])):
+            f = _float(number)
             if f is not None:
                 p.field(name, f)
-        p.field("passed", 1.0 if step.get("passed") else 0.0)
-        p.field("key", str(step.get("key", "")))
-        p.field("message", _one_line(step.get("message", "")))
+        p.field("passed", 1.0 if step["passed"] else 0.0)
+        p.field("key", step["key"])
+        p.field("message", _one_line(step["message"]))
         p.field("run_id", result.run_id)
         p.time(start_ns + 1000 * i, WritePrecision.NS)
         points.append(p)
@@ -181,8 +173,8 @@ def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]
     return [line for line in (p.to_line_protocol() for p in points) if line]
 
 
-def run_point(run_id: str, rig_name: str, verdict_names: Sequence[str], started_utc, ended_utc, *,
-              git_sha: str | None = None) -> Point:
+def run_point(run_id: str, rig_name: str, verdict_names: Sequence[str], started_utc: str | _dt.datetime,
+              ended_utc: str | _dt.datetime, *, git_sha: str | None = None) -> Point:
     """The `hilrig_run` summary row of a whole run, stamped with its end time."""
     p = Point(RUN_MEASUREMENT)
     if rig_name:

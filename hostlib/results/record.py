@@ -8,57 +8,30 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import enum
 import math
 import secrets
+from collections.abc import Mapping
 from pathlib import PurePath
-from typing import Any, overload
+from typing import TYPE_CHECKING, overload
 
+from pydantic import JsonValue
 
-class ErrorKind(enum.StrEnum):
-    """Why a case could not be measured (an ERROR verdict); each kind has its exit code."""
+from .schema import (
+    CaseRecord,
+    ErrorKind,
+    MetricValues,
+    ResultRecord,
+    SearchStep,
+    ThresholdResult,
+    TransportRecord,
+    Verdict,
+)
 
-    INFRASTRUCTURE = "infrastructure"  # the rig stopped the run: sim binary, port, lock, disk, server
-    DEVICE = "device"                  # the device (or simulator) failed, vanished or is required but absent
-    CONFIG = "config"                  # the case or its environment is wrong (nothing was streamed)
+if TYPE_CHECKING:  # pragma: no cover
+    from ..dsl.case import Case
 
-    @property
-    def exit_code(self) -> int:
-        return {ErrorKind.CONFIG: 2, ErrorKind.INFRASTRUCTURE: 3, ErrorKind.DEVICE: 4}[self]
-
-
-class Verdict(enum.StrEnum):
-    """The closed set of outcomes of one case (or sweep point).
-
-    A StrEnum, so it is written as its value wherever results are text (the outbox
-    `verdict` tag, evidence JSON, Robot tags); nothing parses it back but Verdict(value).
-    MARGINAL is a pass whose measurement met a threshold's limit but not its marginal band.
-    """
-
-    PASS = "PASS"
-    MARGINAL = "MARGINAL"
-    FAIL = "FAIL"
-    ERROR = "ERROR"
-    SKIP = "SKIP"
-
-    @property
-    def passed(self) -> bool:
-        return self in (Verdict.PASS, Verdict.MARGINAL)
-
-    @property
-    def executed(self) -> bool:
-        """The case was measured (or tried to be): everything but SKIP."""
-        return self is not Verdict.SKIP
-
-    @property
-    def label(self) -> str:
-        """How people read it: 'PASS (marginal)' for MARGINAL."""
-        return "PASS (marginal)" if self is Verdict.MARGINAL else self.value
-
-    @property
-    def tag(self) -> str:
-        """The Robot tag / pytest marker: verdict:pass, verdict:marginal, verdict:error ..."""
-        return f"verdict:{self.value.lower()}"
+__all__ = ["EXIT_FAIL", "EXIT_INTERRUPTED", "EXIT_NOTHING_TESTED", "EXIT_PASS", "CaseResult", "ErrorKind",
+           "Verdict", "case_record", "exit_code", "iso_utc", "new_run_id", "to_datetime", "to_ns", "utc_now"]
 
 
 # Exit codes of a run (hilrig run, the pytest plugin's session status; README "Exit codes").
@@ -79,9 +52,10 @@ def exit_code(verdict: Verdict, error_kind: ErrorKind | None = None) -> int:
 
 @dataclasses.dataclass
 class CaseResult:
-    """What one run of one resolved case produced (docs/architecture.md)."""
+    """What one run of one resolved case produced (docs/architecture.md). The evidence
+    file holds it as a ResultRecord (hostlib.results.schema), made by to_record()."""
 
-    case: Any  # hostlib.dsl.Case
+    case: Case
     rig_name: str
     device: str  # the case's device alias
     driver: str  # driver name from the rig file ("sim", "uhd", ...); "" if never reached
@@ -91,14 +65,16 @@ class CaseResult:
     verdict: Verdict
     message: str = ""  # one line
     metrics: dict[str, float] = dataclasses.field(default_factory=dict)
-    thresholds: list[Any] = dataclasses.field(default_factory=list)  # ThresholdResult
-    series: list[dict] = dataclasses.field(default_factory=list)  # one row a second: t_s + metrics
-    error: str | None = None  # what went wrong (ERROR), without its kind
+    thresholds: list[ThresholdResult] = dataclasses.field(default_factory=list)
+    series: list[dict[str, float]] = dataclasses.field(default_factory=list)  # one row a second: t_s + metrics
+    error: str | None = None  # why nothing was measured: an ERROR's text (without its kind), a SKIP's reason
     error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
-    # A rate search (hostlib.engine.search): one dict per step tried, in order:
-    # {step, phase ("step" | "retry" | "confirm"), key, value, rate_sps, throughput_Bps, verdict, message}.
-    steps: list[dict] = dataclasses.field(default_factory=list)
+    steps: list[SearchStep] = dataclasses.field(default_factory=list)  # a rate search's steps, in order
     warnings: list[str] = dataclasses.field(default_factory=list)  # the host's (e.g. rmem_max), in the message
+    # rx+tx: each leg's own metrics, measured as an rx or a tx case (metrics holds both together).
+    legs: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    failed: list[str] = dataclasses.field(default_factory=list)    # why FAIL: one line per failed check
+    marginal: list[str] = dataclasses.field(default_factory=list)  # why MARGINAL: the bands it missed
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -108,6 +84,11 @@ class CaseResult:
 
     def set_error(self, kind: ErrorKind, text: str) -> None:
         self.verdict, self.error_kind, self.error = Verdict.ERROR, ErrorKind(kind), text
+
+    def set_skip(self, reason: str) -> None:
+        """SKIP: nothing was measured, for `reason` (kept in `error`, the why of a verdict
+        that measured nothing)."""
+        self.verdict, self.error_kind, self.error = Verdict.SKIP, None, reason
 
     @property
     def kind(self) -> ErrorKind | None:
@@ -124,61 +105,64 @@ class CaseResult:
     def exit_code(self) -> int:
         return exit_code(self.verdict, self.kind)
 
+    @property
+    def label(self) -> str:
+        """'PASS', 'PASS (marginal)', 'FAIL', 'ERROR (device)', 'SKIP'."""
+        return self.verdict.display(self.kind)
 
-    def to_dict(self) -> dict:
-        """A JSON-ready dict (NaN/inf become None, so the JSON stays standard)."""
-        return {
-            "test_name": getattr(self.case, "test_name", None),
-            "case": case_to_dict(self.case),
-            "rig_name": self.rig_name,
-            "device": self.device,
-            "driver": self.driver,
-            "run_id": self.run_id,
-            "started_utc": iso_utc(self.started_utc),
-            "ended_utc": iso_utc(self.ended_utc),
-            "verdict": self.verdict.value,
-            "message": self.message,
-            "error": self.error,
-            "error_kind": self.kind.value if self.kind else None,
-            "metrics": jsonable(self.metrics),
-            "thresholds": [threshold_to_dict(t) for t in self.thresholds],
-            "series": jsonable(self.series),
-            "steps": jsonable(self.steps),
-        }
+    def to_record(self) -> ResultRecord:
+        """The evidence file's record of this result (NaN/inf become null)."""
+        return ResultRecord(
+            test_name=self.case.test_name,
+            case=case_record(self.case),
+            rig_name=self.rig_name,
+            device=self.device,
+            driver=self.driver,
+            run_id=self.run_id,
+            started_utc=iso_utc(self.started_utc),
+            ended_utc=iso_utc(self.ended_utc),
+            verdict=self.verdict,
+            error_kind=self.kind,
+            message=self.message,
+            error=self.error,
+            failed=list(self.failed),
+            marginal=list(self.marginal),
+            metrics=finite_values(self.metrics),
+            legs={leg: finite_values(m) for leg, m in self.legs.items()},
+            thresholds=list(self.thresholds),
+            series=[finite_values(row) for row in self.series],
+            steps=list(self.steps),
+            warnings=list(self.warnings),
+        )
 
-
-# Fields of hostlib.dsl.Case that are derived from the YAML (raw holds the YAML itself).
-_CASE_FIELDS = (
-    "name", "test_name", "source_file", "source_line", "device", "direction", "channels",
-    "sample_format", "master_clock_hz", "decimation", "interpolation", "rate_sps", "transport",
-    "duration_s", "warmup_s", "pattern", "tags", "timeout_s", "faults", "sweep_point",
-)
-
-
-def case_to_dict(case: Any) -> dict:
-    """Resolved case: the derived fields plus `raw` (the resolved YAML) and threshold texts."""
-    if case is None:
-        return {}
-    out = {name: jsonable(getattr(case, name, None)) for name in _CASE_FIELDS}
-    out["thresholds"] = [getattr(t, "text", str(t)) for t in getattr(case, "thresholds", ()) or ()]
-    out["raw"] = jsonable(getattr(case, "raw", None))
-    return out
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The record as JSON-ready data (what the evidence file holds for this case)."""
+        return self.to_record().model_dump(mode="json")
 
 
-def threshold_to_dict(t: Any) -> dict:
-    return {
-        "metric": getattr(t, "metric", None),
-        "text": getattr(t, "text", str(t)),
-        "measured": jsonable(getattr(t, "measured", None)),
-        "limit": jsonable(getattr(t, "limit", None)),
-        "margin": jsonable(getattr(t, "margin", None)),
-        "passed": bool(getattr(t, "passed", False)),
-        "marginal": bool(getattr(t, "marginal", False)),
-        "message": getattr(t, "message", "") or "",
-    }
+def finite_values(values: Mapping[str, float]) -> MetricValues:
+    """Metric values as JSON holds them: NaN and inf become None."""
+    return {k: (float(v) if math.isfinite(v) else None) for k, v in values.items()}
 
 
-def jsonable(obj: Any) -> Any:
+def case_record(case: Case) -> CaseRecord:
+    """The resolved case as the evidence file holds it."""
+    return CaseRecord(
+        name=case.name, test_name=case.test_name, source_file=case.source_file, source_line=case.source_line,
+        device=case.device, direction=case.direction, channels=case.channels, sample_format=case.sample_format,
+        master_clock_hz=case.master_clock_hz, decimation=case.decimation, interpolation=case.interpolation,
+        rate_sps=case.rate_sps,
+        transport=TransportRecord(kind=case.transport.kind, frame_bytes=case.transport.frame_bytes,
+                                  options={k: jsonable(v) for k, v in case.transport.options.items()}),
+        duration_s=case.duration_s, warmup_s=case.warmup_s, pattern=case.pattern, tags=list(case.tags),
+        timeout_s=case.timeout_s, faults=dict(case.faults),
+        sweep_point={k: jsonable(v) for k, v in case.sweep_point.items()},
+        thresholds=[f"{t.metric} {t.text}" for t in case.thresholds],
+        raw={str(k): jsonable(v) for k, v in case.raw.items()},
+    )
+
+
+def jsonable(obj: object) -> JsonValue:
     """Plain JSON types from dataclasses, tuples, paths, datetimes; NaN/inf -> None."""
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
@@ -194,12 +178,7 @@ def jsonable(obj: Any) -> Any:
         return str(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if hasattr(obj, "__dict__"):  # SimpleNamespace and plain objects
-        return {k: jsonable(v) for k, v in vars(obj).items() if not k.startswith("_")}
-    try:  # numpy scalars and the like
-        return jsonable(float(obj))
-    except (TypeError, ValueError):
-        return str(obj)
+    return str(obj)
 
 
 def utc_now() -> _dt.datetime:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import math
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 from rich import box
 from rich.console import Console, Group, JustifyMethod
@@ -15,17 +15,18 @@ from rich.text import Text
 
 from ..metrics import lookup_metric
 from ..units import format_quantity
-from .record import CaseResult, Verdict
+from .record import CaseResult
+from .schema import ThresholdResult, Verdict
 
-_STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verdict.FAIL: "bold red",
+STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verdict.FAIL: "bold red",
           Verdict.SKIP: "bold yellow", Verdict.ERROR: "bold magenta"}
 
 
-def _finite(v: Any) -> TypeGuard[float]:
+def _finite(v: object) -> TypeGuard[float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _rate(v: Any, digits: int) -> str:
+def _rate(v: object, digits: int) -> str:
     if not _finite(v):
         return "-"
     for name, scale in (("GS/s", 1e9), ("MS/s", 1e6), ("kS/s", 1e3)):
@@ -36,14 +37,14 @@ def _rate(v: Any, digits: int) -> str:
     return f"{v:.{digits}f} S/s"
 
 
-def _count(v: Any) -> str:
+def _count(v: object) -> str:
     if not _finite(v):
         return "-"
     # Counts read as whole numbers, even large or derived ones (samples_expected).
     return f"{v:.0f}" if float(v).is_integer() or abs(v) >= 1e4 else f"{v:.4g}"
 
 
-def format_metric(name: str, value: Any) -> str:
+def format_metric(name: str, value: object) -> str:
     """A metric value in the unit a person reads it in (ms, MS/s, MB/s, plain counts)."""
     if value is None:
         return "-"
@@ -70,22 +71,19 @@ def format_metric(name: str, value: Any) -> str:
 
 def _head(result: CaseResult) -> str:
     case = result.case
-    transport = getattr(getattr(case, "transport", None), "kind", "?")
-    return f"{getattr(case, 'direction', '?')} {transport} {_rate(getattr(case, 'rate_sps', None), 1)}"
+    return f"{case.direction} {case.transport.kind} {_rate(case.rate_sps, 1)}"
 
 
 def summary_line(result: CaseResult) -> str:
-    """One line: verdict, what ran, what was measured (or why nothing was)."""
-    verdict = Verdict(result.verdict)
+    """One line: verdict, what ran, what was measured (or why nothing was), and why the
+    verdict is not PASS (result.failed, result.marginal)."""
+    verdict = result.verdict
     head = f"{verdict.label} {_head(result)}"
     if verdict is Verdict.SKIP:
-        reason = _one_line(result.message or result.error)
-        # The engine stores the summary as the message; summarising it again must not
-        # repeat "SKIP rx udp ...:" in front of it.
-        return reason if reason.startswith(head + ":") else f"{head}: {reason}"
+        return f"{head}: {_one_line(result.error or result.message)}"
     if verdict is Verdict.ERROR:
         text = result.error or result.message or "unknown error"
-        return f"ERROR ({result.kind}) {_head(result)}: {_one_line(text)}"
+        return f"{result.label} {_head(result)}: {_one_line(text)}"
     m = result.metrics
     if verdict.passed and not _limits_delivery(result):
         # A measuring case (e.g. the reference sweeps) passes on integrity alone, or on
@@ -103,19 +101,16 @@ def summary_line(result: CaseResult) -> str:
     if _finite(m.get("latency_p99_s")):
         parts.append(f"p99 {m['latency_p99_s'] * 1e3:.2f} ms")
     line = f"{head}: {', '.join(parts)}"
-    failed = [t for t in result.thresholds if not getattr(t, "passed", True)]
-    marginal = [t for t in result.thresholds if getattr(t, "passed", False) and getattr(t, "marginal", False)]
-    if marginal and verdict is Verdict.MARGINAL:  # which limit it came close to
-        line += "; marginal: " + "; ".join(
-            f"{threshold_label(t)} (measured {format_metric(getattr(t, 'metric', ''), getattr(t, 'measured', None))})"
-            for t in marginal
-        )
-    if failed:
-        line += "; failed: " + "; ".join(
-            f"{threshold_label(t)} (measured {format_metric(getattr(t, 'metric', ''), getattr(t, 'measured', None))})"
-            for t in failed
-        )
+    if result.marginal and verdict is Verdict.MARGINAL:  # which limit it came close to
+        line += "; marginal: " + "; ".join(result.marginal)
+    if result.failed:
+        line += "; failed: " + "; ".join(result.failed)
     return line
+
+
+def threshold_reason(t: ThresholdResult) -> str:
+    """Why a threshold failed or was marginal: 'throughput_sps >= 99.9% of rate (measured 9.10 MS/s)'."""
+    return f"{t.label} (measured {format_metric(t.metric, t.measured)})"
 
 
 # Thresholds on any of these make a PASS a statement about delivery, not only integrity.
@@ -126,8 +121,7 @@ DELIVERY_METRICS = frozenset({
 
 
 def _limits_delivery(result: CaseResult) -> bool:
-    # rx+tx thresholds are named '<leg>.<metric>'
-    return bool({str(getattr(t, "metric", "")).rsplit(".", 1)[-1] for t in result.thresholds} & DELIVERY_METRICS)
+    return bool({t.metric for t in result.thresholds} & DELIVERY_METRICS)
 
 
 def message_line(result: CaseResult) -> str:
@@ -136,53 +130,31 @@ def message_line(result: CaseResult) -> str:
     return _one_line(result.message) or summary_line(result)
 
 
-def _one_line(text: Any) -> str:
-    return " ".join(str(text or "").split())
-
-
-def _field(t: Any, key: str) -> Any:
-    """A threshold's field: a ThresholdResult's attribute, or a key of its evidence dict."""
-    return t.get(key) if isinstance(t, dict) else getattr(t, key, None)
-
-
-def threshold_label(t: Any) -> str:
-    """'throughput_sps >= 99.9% of rate': ThresholdResult.text is the condition without the metric."""
-    metric = str(_field(t, "metric") or "")
-    text = str((t.get("text") if isinstance(t, dict) else getattr(t, "text", t)) or "")
-    return text if not metric or text.startswith(metric) else f"{metric} {text}"
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
 
 
 THRESHOLD_COLUMNS = ("threshold", "measured", "limit", "margin", "result")
 
 
-def threshold_row(t: Any) -> tuple[str, str, str, str, str]:
-    """THRESHOLD_COLUMNS of one threshold (a ThresholdResult or its evidence dict), each
-    value in its metric's unit; the result is PASS or FAIL, with " (marginal)" when close."""
-    metric = str(_field(t, "metric") or "")
-    status = "PASS" if _field(t, "passed") else "FAIL"
-    if _field(t, "marginal"):
-        status += " (marginal)"
-    return (threshold_label(t), format_metric(metric, _field(t, "measured")),
-            format_metric(metric, _field(t, "limit")), format_metric(metric, _field(t, "margin")), status)
-
-
-def threshold_rows(result: CaseResult) -> list[tuple[str, str, str, str, str]]:
-    """threshold_row per threshold of the result."""
-    return [threshold_row(t) for t in result.thresholds]
+def threshold_row(t: ThresholdResult) -> tuple[str, str, str, str, str]:
+    """THRESHOLD_COLUMNS of one threshold, each value in its metric's unit; the result is
+    its verdict's label (PASS, PASS (marginal), FAIL)."""
+    return (t.label, format_metric(t.metric, t.measured), format_metric(t.metric, t.limit),
+            format_metric(t.metric, t.margin), t.verdict.label)
 
 
 def render_verdict(result: CaseResult) -> Group:
     """A rich renderable: the threshold table, then the one-line summary."""
     # The title is Text, not markup: a sweep point's "[decimation=2, ...]" must stay visible.
-    name = getattr(result.case, "test_name", None)
-    table = Table(title=Text(name) if name else None, box=box.SIMPLE_HEAD, title_justify="left")
+    table = Table(title=Text(result.case.test_name), box=box.SIMPLE_HEAD, title_justify="left")
     justify: dict[str, JustifyMethod] = {"threshold": "left", "result": "left"}
     for column in THRESHOLD_COLUMNS:
         table.add_column(column, justify=justify.get(column, "right"))
-    for text, measured, limit, margin, status in threshold_rows(result):
-        style = _STYLE[Verdict.FAIL if status == "FAIL" else Verdict.MARGINAL if "marginal" in status else Verdict.PASS]
-        table.add_row(text, measured, limit, margin, Text(status, style=style))
-    summary = Text(message_line(result), style=_STYLE[Verdict(result.verdict)])
+    for t in result.thresholds:
+        text, measured, limit, margin, status = threshold_row(t)
+        table.add_row(text, measured, limit, margin, Text(status, style=STYLE[t.verdict]))
+    summary = Text(message_line(result), style=STYLE[result.verdict])
     return Group(table, summary) if result.thresholds else Group(summary)
 
 

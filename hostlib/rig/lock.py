@@ -23,21 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from .._exceptions import InfrastructureError
+from .._exceptions import DeviceLocked, InfrastructureError
 from .inventory import DeviceEntry
 
 __all__ = ["DeviceLock", "DeviceLocked", "device_lock_key", "lock_dir", "read_holder"]
 
 DEFAULT_LOCK_DIR = "/run/lock/hilrig"
 POLL_S = 0.05
-
-
-class DeviceLocked(InfrastructureError):
-    """The device stayed locked by another run for the whole wait."""
-
-    def __init__(self, message: str, holder: dict[str, object] | None):
-        super().__init__(message)
-        self.holder = holder or {}
 
 
 def lock_dir() -> Path:

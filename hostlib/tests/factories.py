@@ -109,7 +109,7 @@ def evaluated(metric: str, spec: object, measured: float | None, case: Case | No
     {limit: ..., marginal: ...}), evaluated on `measured` (None: not measured)."""
     metrics = {} if measured is None else {metric: measured}
     threshold = parse_threshold(metric, spec)
-    return threshold.evaluate(metrics, case)
+    return threshold.evaluate(metrics, (case or make_case()).threshold_params())
 
 
 def case_result(case: Case | None = None, *, verdict: Verdict | str = Verdict.PASS,
@@ -133,3 +133,18 @@ def case_result(case: Case | None = None, *, verdict: Verdict | str = Verdict.PA
         ],
         error=error, error_kind=ErrorKind(error_kind) if error_kind is not None else None,
     )
+
+
+# --- py-results builders
+
+def judged(case: Case, metrics: Mapping[str, float], **fields: object) -> CaseResult:
+    """A CaseResult judged by the engine's own judge: thresholds evaluated on `metrics`,
+    verdict, reasons (failed, marginal) and message as a run leaves them. The receiver saw
+    samples (samples_received) unless `metrics` says otherwise; rx+tx: `legs=` each leg's."""
+    from hostlib.engine.verdict import judge
+
+    result = case_result(case, verdict=Verdict.ERROR, metrics={"samples_received": 1000.0, **metrics})
+    for name, value in fields.items():
+        setattr(result, name, value)
+    judge(case, result)
+    return result

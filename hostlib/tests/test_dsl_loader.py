@@ -170,7 +170,7 @@ def test_sweep_expansion(tmp_path):
         assert c.transport.frame_bytes == c.sweep_point["transport.frame_bytes"]
         assert c.raw["decimation"] == c.decimation and "sweep" not in c.raw
         # thresholds follow each point's own rate
-        assert c.thresholds[0].limit_value(c) == pytest.approx(0.999 * c.rate_sps)
+        assert c.thresholds[0].evaluate({}, c.threshold_params()).limit == pytest.approx(0.999 * c.rate_sps)
 
 
 def test_sweep_of_units_and_values_errors(tmp_path):

@@ -168,23 +168,20 @@ def test_robot_log_opens_without_errors_and_shows_metrics(real_run, browser):
 
 
 FRAGMENT_LIB = '''\
-import json
-
 from robot.api import logger
 
-from hostlib.reports import case_log_html
+from hostlib.reports import case_log_html, load_run
 
 
 class FragmentLib:
     """Logs a case of an evidence file the way the hilrig library logs a finished case."""
 
     def __init__(self, evidence):
-        with open(evidence) as f:
-            self.doc = json.load(f)
+        self.run = load_run(evidence)
 
     def log_case(self, name):
-        case = next(c for c in self.doc["cases"] if c["test_name"] == name)
-        logger.info(case_log_html(case), html=True)
+        case = next(c for c in self.run.cases if c.test_name == name)
+        logger.info(case_log_html(case.record), html=True)
 '''
 FRAGMENT_SUITE = """\
 *** Settings ***

@@ -29,7 +29,7 @@ from hostlib.results import (
 from hostlib.results.record import ErrorKind, Verdict, to_ns
 
 from .factories import case_result as make_result
-from .factories import evaluated, make_case, make_rig
+from .factories import evaluated, judged, make_case, make_rig
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,9 +202,10 @@ def test_evidence_rewritten_atomically_after_each_case(tmp_path, monkeypatch):
     assert doc["rig"]["text"] == rig.read_text() and doc["rig"]["name"] == "sim"
     assert set(doc["versions"]) >= {"hilrig", "python", "git_sha", "robot"}
     assert [c["test_name"] for c in doc["cases"]] == ["one"]
+    assert doc["format"] == "hilrig-evidence/2"
     assert doc["cases"][0]["thresholds"][0] == {
-        "metric": "throughput_ratio", "text": ">= 0.999", "measured": 1.0, "limit": 0.999,
-        "margin": pytest.approx(0.001), "passed": True, "marginal": False, "message": ""}
+        "metric": "throughput_ratio", "leg": None, "op": ">=", "limit_text": "0.999", "relative_to": None,
+        "measured": 1.0, "limit": 0.999, "margin": pytest.approx(0.001), "verdict": "PASS", "note": ""}
     assert doc["cases"][0]["case"]["raw"]["name"] == "one" and doc["cases"][0]["case"]["raw"]["duration"] == "2.0 s"
     assert doc["cases"][0]["series"][1]["missing_frames"] == 3
 
@@ -250,11 +251,11 @@ def test_summary_line_pass_and_fail():
     assert summary_line(make_result(thresholds=[held])) == (
         "PASS rx udp 10.0 MS/s: 10.00 MS/s (100.0%), 0 missing, 0 O, 0 U, p99 0.21 ms")
     assert summary_line(make_result()).startswith("PASS (no thresholds, measured only) rx udp")
-    failed = evaluated("missing_frames", "== 0", 12.0)
-    line = summary_line(make_result(verdict="FAIL", thresholds=[failed], metrics={
-        "throughput_sps": 5e6, "throughput_ratio": 0.5, "missing_frames": 12, "overruns": 2, "underruns": 0}))
-    assert line == ("FAIL rx udp 10.0 MS/s: 5.00 MS/s (50.0%), 12 missing, 2 O, 0 U; "
-                    "failed: missing_frames == 0 (measured 12)")
+    failed = judged(make_case(thresholds={"missing_frames": "== 0"}), {
+        "throughput_sps": 5e6, "throughput_ratio": 0.5, "missing_frames": 12, "overruns": 2, "underruns": 0})
+    assert failed.verdict is Verdict.FAIL and failed.failed == ["missing_frames == 0 (measured 12)"]
+    assert summary_line(failed) == failed.message == (
+        "FAIL rx udp 10.0 MS/s: 5.00 MS/s (50.0%), 12 missing, 2 O, 0 U; failed: missing_frames == 0 (measured 12)")
 
 
 @pytest.mark.parametrize("throughput_sps, shown", [(999.9999e6, "1.00 GS/s"), (999.4e6, "999.40 MS/s"),
@@ -271,7 +272,7 @@ def test_summary_line_errors_told_apart():
     dev = make_result(verdict="ERROR", metrics={}, error="hilrig-sim exited with signal 9", error_kind="device")
     infra = make_result(verdict="ERROR", metrics={}, error="port 5000 in use", error_kind=ErrorKind.INFRASTRUCTURE)
     config = make_result(verdict="ERROR", metrics={}, error="HILRIG_REFERENCE_DURATION='x'", error_kind="config")
-    skip = make_result(verdict="SKIP", metrics={}, message="rig 'sim' has no device 'x310'")
+    skip = make_result(verdict="SKIP", metrics={}, error="rig 'sim' has no device 'x310'")
     assert summary_line(dev) == "ERROR (device) rx udp 10.0 MS/s: hilrig-sim exited with signal 9"
     assert summary_line(infra) == "ERROR (infrastructure) rx udp 10.0 MS/s: port 5000 in use"
     assert summary_line(skip) == "SKIP rx udp 10.0 MS/s: rig 'sim' has no device 'x310'"
@@ -287,14 +288,15 @@ def test_summary_line_errors_told_apart():
 def test_marginal_is_a_pass_counted_on_its_own():
     from hostlib.results.lineprotocol import run_point
 
-    case = make_case()
-    marginal = make_result(case, verdict=Verdict.MARGINAL, thresholds=[evaluated(
-        "throughput_sps", {"limit": ">= 99% of rate", "marginal": ">= 99.9% of rate"}, 9.95e6, case)])
-    assert marginal.passed and marginal.exit_code == 0
+    case = make_case(thresholds={"throughput_sps": {"limit": ">= 99% of rate", "marginal": ">= 99.9% of rate"}})
+    marginal = judged(case, {"throughput_sps": 9.95e6, "throughput_ratio": 0.995})
+    assert marginal.verdict is Verdict.MARGINAL and marginal.passed and marginal.exit_code == 0
+    assert marginal.marginal == ["throughput_sps >= 99% of rate (measured 9.95 MS/s)"] and not marginal.failed
     assert summary_line(marginal).startswith("PASS (marginal) rx udp 10.0 MS/s:")
     assert "; marginal: throughput_sps >= 99% of rate (measured 9.95 MS/s)" in summary_line(marginal)
     line = result_lines(marginal)[0]
     assert ",verdict=MARGINAL " in line and "passed=1," in line
+    assert 'marginal="throughput_sps >= 99% of rate (measured 9.95 MS/s)"' in line and 'failed=""' in line
     run = run_point("r1", "sim", [Verdict.PASS, Verdict.MARGINAL, Verdict.FAIL, Verdict.SKIP],
                     "2026-11-21T21:00:00Z", "2026-11-21T21:00:10Z").to_line_protocol()
     assert "marginal=1," in run and "passed=2," in run and "pass_ratio=0.5," in run
@@ -305,7 +307,12 @@ def test_verdict_table_lists_each_threshold():
         evaluated("throughput_ratio", {"limit": ">= 0.999", "marginal": ">= 0.9999"}, 0.9995),
         evaluated("latency_p99_s", "< 2 ms", 0.0031),
     ]
-    text = verdict_text(make_result(verdict="FAIL", thresholds=thresholds))
+    case = make_case(thresholds={"throughput_ratio": {"limit": ">= 0.999", "marginal": ">= 0.9999"},
+                                 "latency_p99_s": "< 2 ms"})
+    result = judged(case, {"throughput_sps": 10e6, "throughput_ratio": 0.9995, "latency_p99_s": 0.0031,
+                           "missing_frames": 0, "overruns": 0, "underruns": 0})
+    assert result.thresholds == thresholds
+    text = verdict_text(result)
     rows = [l for l in text.splitlines()
             if ("latency_p99_s < 2 ms" in l or "throughput_ratio >= 0.999" in l) and not l.startswith("FAIL")]
     assert len(rows) == 2
@@ -317,7 +324,8 @@ def test_verdict_table_lists_each_threshold():
 
 
 def test_views_keep_the_engines_message_and_never_repeat_the_skip_head():
-    skip = make_result(verdict="SKIP", metrics={}, message="rig 'sim' has no device 'x310'")
+    skip = make_result(metrics={})
+    skip.set_skip("rig 'sim' has no device 'x310'")
     skip.message = summary_line(skip)  # what the engine stores
     assert summary_line(skip) == "SKIP rx udp 10.0 MS/s: rig 'sim' has no device 'x310'"
     assert verdict_text(skip, width=200).strip() == skip.message

@@ -109,15 +109,17 @@ def test_grid_cases_run_only_when_asked_for(write_case):
 def test_rxtx_streams_both_directions_with_their_own_counters(write_case, sim_rig, kind):
     case = rxtx_case(write_case, kind)
     result = run_case(case, sim_rig, run_id="t")
-    m = result.metrics
+    m, legs_m = result.metrics, result.legs
     assert result.verdict == "PASS", result.message
+    assert sorted(legs_m) == ["rx", "tx"] and not any("." in name for name in m)   # the leg is a field
     for leg in ("rx", "tx"):
-        assert m[f"{leg}.throughput_sps"] == pytest.approx(4e6, rel=0.1), (leg, m)   # 16.3 MB/s each way
-        assert m[f"{leg}.frames_received"] > 150 and m[f"{leg}.pattern_errors"] == 0
-    assert m["throughput_Bps"] == pytest.approx(m["rx.throughput_Bps"] + m["tx.throughput_Bps"])
-    assert sorted(t.metric for t in result.thresholds) == [
-        "rx.missing_frames", "rx.overruns", "rx.pattern_errors", "rx.throughput_sps",
-        "tx.missing_frames", "tx.pattern_errors", "tx.throughput_sps"]
+        assert legs_m[leg]["throughput_sps"] == pytest.approx(4e6, rel=0.1), (leg, legs_m)   # 16.3 MB/s each way
+        assert legs_m[leg]["frames_received"] > 150 and legs_m[leg]["pattern_errors"] == 0
+    assert m["throughput_Bps"] == pytest.approx(legs_m["rx"]["throughput_Bps"] + legs_m["tx"]["throughput_Bps"])
+    assert sorted((t.leg, t.metric) for t in result.thresholds) == [
+        ("rx", "missing_frames"), ("rx", "overruns"), ("rx", "pattern_errors"), ("rx", "throughput_sps"),
+        ("tx", "missing_frames"), ("tx", "pattern_errors"), ("tx", "throughput_sps")]
+    assert result.to_record().legs["tx"]["throughput_sps"] == legs_m["tx"]["throughput_sps"]
     lines = result_lines(result)
     legs = [line for line in lines if line.startswith("hilrig_case,") and "leg_of=rx+tx" in line]
     assert len(legs) == 2 and "direction=rx," in legs[0] and "direction=tx," in legs[1]
@@ -129,8 +131,9 @@ def test_rxtx_verdict_is_the_worse_leg(write_case, sim_rig):
     result = run_case(rxtx_case(write_case, "shm", tx_throughput=">= 150% of rate", duration="0.4 s"),
                       sim_rig, run_id="t")
     assert result.verdict == "FAIL" and "tx.throughput_sps" in result.message, result.message
-    failed = {t.metric for t in result.thresholds if not t.passed}
-    assert failed == {"tx.throughput_sps"}
+    failed = {(t.leg, t.metric) for t in result.thresholds if not t.passed}
+    assert failed == {("tx", "throughput_sps")}
+    assert len(result.failed) == 1 and result.failed[0].startswith("tx.throughput_sps >= 150% of rate (measured ")
     legs = [line for line in result_lines(result) if "leg_of=rx+tx" in line]
     assert "verdict=PASS" in legs[0] and "verdict=FAIL" in legs[1]
 
@@ -144,7 +147,7 @@ def test_usb2_rxtx_shares_one_bus(write_case, sim_rig):
     m = result.metrics
     assert result.verdict == "FAIL", result.message
     assert m["throughput_Bps"] < 53.248e6
-    assert m["rx.throughput_Bps"] > 10e6 and m["tx.throughput_Bps"] > 10e6
+    assert result.legs["rx"]["throughput_Bps"] > 10e6 and result.legs["tx"]["throughput_Bps"] > 10e6
 
 
 SEARCH = """

@@ -189,8 +189,8 @@ def test_require_devices_comes_from_the_option_or_the_rig(session_dir):
 def test_threshold_messages_teach():
     with pytest.raises(ThresholdError, match=r'write ">= 99.9% of rate"'):
         parse_threshold("throughput", ">= 99.9%")
-    assert parse_threshold("frames_per_s", ">= 29.6 kframes/s").limit_value() == pytest.approx(29600)
-    assert parse_threshold("frame_rate", "> 1.5 Mframes/s").limit_value() == pytest.approx(1.5e6)
+    assert parse_threshold("frames_per_s", ">= 29.6 kframes/s").evaluate({}, {}).limit == pytest.approx(29600)
+    assert parse_threshold("frame_rate", "> 1.5 Mframes/s").evaluate({}, {}).limit == pytest.approx(1.5e6)
 
 
 def test_unknown_key_is_suggested_by_meaning(tmp_path):

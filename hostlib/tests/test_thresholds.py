@@ -5,6 +5,8 @@ import pytest
 
 from hostlib.dsl import ThresholdError, parse_threshold
 from hostlib.dsl.case import Case, TransportSpec
+from hostlib.dsl.thresholds import PARAMS
+from hostlib.results.schema import Op, Verdict
 
 
 def make_case(rate_sps=10e6, frame_bytes=8000, channels=1, duration_s=2.0):
@@ -20,7 +22,7 @@ def test_percent_of_rate_pass_with_margin():
     th = parse_threshold("throughput", ">= 99.9% of rate")
     assert th.metric == "throughput_sps"
     case = make_case(rate_sps=10e6)
-    r = th.evaluate({"throughput_sps": 9.998e6}, case)
+    r = th.evaluate({"throughput_sps": 9.998e6}, case.threshold_params())
     assert r.passed and not r.marginal
     assert math.isclose(r.limit, 9.99e6)
     assert math.isclose(r.margin, 8e3)
@@ -31,7 +33,7 @@ def test_percent_of_rate_pass_with_margin():
 
 def test_fail_gives_negative_margin():
     th = parse_threshold("throughput", ">= 99.9% of rate")
-    r = th.evaluate({"throughput_sps": 9.0e6}, make_case(rate_sps=10e6))
+    r = th.evaluate({"throughput_sps": 9.0e6}, make_case(rate_sps=10e6).threshold_params())
     assert not r.passed
     assert math.isclose(r.margin, -0.99e6)
     assert r.line().endswith("FAIL")
@@ -39,10 +41,23 @@ def test_fail_gives_negative_margin():
 
 def test_limit_follows_the_case():
     th = parse_threshold("throughput", ">= 50% of rate")
-    assert th.limit_value(make_case(rate_sps=1e6)) == 0.5e6
-    assert th.limit_value(make_case(rate_sps=25e6)) == 12.5e6
+    assert th.evaluate({}, make_case(rate_sps=1e6).threshold_params()).limit == 0.5e6
+    assert th.evaluate({}, make_case(rate_sps=25e6).threshold_params()).limit == 12.5e6
     spf = parse_threshold("dropped_samples", "<= 100% of samples_per_frame")
-    assert spf.limit_value(make_case(frame_bytes=8000, channels=2)) == (8000 - 48) // 8
+    params = make_case(frame_bytes=8000, channels=2).threshold_params()
+    assert spf.evaluate({}, params).limit == (8000 - 48) // 8
+
+
+def test_case_gives_every_parameter_a_percentage_may_name():
+    assert set(make_case().threshold_params()) == set(PARAMS)
+
+
+def test_a_threshold_result_keeps_operator_leg_and_verdict_as_data():
+    th = parse_threshold("throughput", {"limit": ">=99% of rate", "marginal": ">= 99.9% of rate"})
+    r = th.evaluate({"throughput_sps": 9.95e6}, make_case(rate_sps=10e6).threshold_params(), leg="tx")
+    assert (r.op, r.leg, r.verdict, r.relative_to, r.limit_text) == (Op.GE, "tx", Verdict.MARGINAL, "rate", "99% of rate")
+    assert r.label == "tx.throughput_sps >= 99% of rate"
+    assert r.line().startswith("tx.throughput_sps 9.95e+06 >= 9.9e+06 (99% of rate) margin +5e+04 PASS (marginal)")
 
 
 @pytest.mark.parametrize("metric, text, measured, passed, margin", [
@@ -60,35 +75,35 @@ def test_limit_follows_the_case():
 ])
 def test_ops_units_and_margins(metric, text, measured, passed, margin):
     th = parse_threshold(metric, text)
-    r = th.evaluate({th.metric: measured}, make_case())
+    r = th.evaluate({th.metric: measured}, make_case().threshold_params())
     assert r.passed is passed
     assert math.isclose(r.margin, margin, abs_tol=1e-12)
 
 
 def test_missing_metric_fails_with_message():
-    r = parse_threshold("overruns", "== 0").evaluate({"missing_frames": 0}, make_case())
+    r = parse_threshold("overruns", "== 0").evaluate({"missing_frames": 0}, make_case().threshold_params())
     assert not r.passed and r.measured is None
-    assert "not measured" in r.message and "overruns" in r.line()
+    assert "not measured" in r.note and "overruns" in r.line()
 
 
 def test_metric_given_by_alias_in_results():
-    r = parse_threshold("latency_p99_s", "< 2 ms").evaluate({"latency_p99": 1e-3}, make_case())
+    r = parse_threshold("latency_p99_s", "< 2 ms").evaluate({"latency_p99": 1e-3}, make_case().threshold_params())
     assert r.passed
 
 
 def test_nan_measurement_fails():
-    r = parse_threshold("latency_p99", "< 2 ms").evaluate({"latency_p99_s": float("nan")}, make_case())
+    r = parse_threshold("latency_p99", "< 2 ms").evaluate({"latency_p99_s": float("nan")}, make_case().threshold_params())
     assert not r.passed
 
 
 def test_marginal_band():
     th = parse_threshold("throughput", {"limit": ">= 99% of rate", "marginal": ">= 99.9% of rate"})
     case = make_case(rate_sps=10e6)
-    inside = th.evaluate({"throughput_sps": 9.995e6}, case)
+    inside = th.evaluate({"throughput_sps": 9.995e6}, case.threshold_params())
     assert inside.passed and not inside.marginal
-    close = th.evaluate({"throughput_sps": 9.95e6}, case)
+    close = th.evaluate({"throughput_sps": 9.95e6}, case.threshold_params())
     assert close.passed and close.marginal and "marginal" in close.line()
-    out = th.evaluate({"throughput_sps": 9.8e6}, case)
+    out = th.evaluate({"throughput_sps": 9.8e6}, case.threshold_params())
     assert not out.passed and not out.marginal
 
 
@@ -116,5 +131,5 @@ def test_parse_errors_say_what_is_allowed(metric, spec, words):
 
 
 def test_exact_hit_margin_prints_without_minus():
-    r = parse_threshold("missing_frames", "== 0").evaluate({"missing_frames": 0}, make_case())
+    r = parse_threshold("missing_frames", "== 0").evaluate({"missing_frames": 0}, make_case().threshold_params())
     assert "margin +0 PASS" in r.line()
