@@ -123,7 +123,7 @@ def overcounted(case: Case, metrics: dict[str, float], leg_metrics: dict[str, di
                 window_start: Snapshot, window_end: Snapshot, final: Snapshot) -> str | None:
     """Why a run's throughput cannot be true (above throughput_ceiling), or None;
     `leg_metrics` is each leg's own (rx+tx), empty for one stream."""
-    legs = ({leg: (leg_case(case, leg), leg_metrics[leg]) for leg in legs_of(case)}
+    legs = ({leg: (leg_case(case, leg), leg_metrics.get(leg, {})) for leg in legs_of(case)}
             if case.direction == "rx+tx" else {"": (case, metrics)})
     for leg, (leg_c, m) in legs.items():
         ratio, window_s = m.get("throughput_ratio"), m.get("duration_s")

@@ -58,21 +58,25 @@ def test_throughput_ceiling_is_the_rate_plus_one_delivery_and_the_measured_edge_
     ceiling = throughput_ceiling(case, 1.0)
     assert ceiling == pytest.approx(1 + 2 * 2036 / 4e6)
     quiet = Snapshot(taken_ns=0)
-    assert overcounted(case, {"throughput_ratio": ceiling, "duration_s": 1.0}, quiet, quiet, quiet) is None
-    text = overcounted(case, {"throughput_ratio": 1.064, "duration_s": 1.0}, quiet, quiet, quiet) or ""
+    assert overcounted(case, {"throughput_ratio": ceiling, "duration_s": 1.0}, {}, quiet, quiet, quiet) is None
+    text = overcounted(case, {"throughput_ratio": 1.064, "duration_s": 1.0}, {}, quiet, quiet, quiet) or ""
     assert "throughput 106.40%" in text, text
     # A receiver that once waited 5 ms for a frame may have its edge 5 ms late: allowed for.
     stalled = Snapshot(host_rx={"longest_gap_ns": 5_000_000}, taken_ns=0)
-    assert overcounted(case, {"throughput_ratio": 1.005, "duration_s": 1.0}, quiet, quiet, stalled) is None
+    assert overcounted(case, {"throughput_ratio": 1.005, "duration_s": 1.0}, {}, quiet, quiet, stalled) is None
     both = usb_case("USB2 rx+tx 4 MS/s")
+
+    def legs(**ratio_and_window: tuple[float, float]) -> dict[str, dict[str, float]]:
+        """Each leg's own metrics (CaseResult.legs): throughput_ratio and the window."""
+        return {leg: {"throughput_ratio": r, "duration_s": w} for leg, (r, w) in ratio_and_window.items()}
+
     # TX: the device's counters were true while each edge's poll ran (asked_ns .. taken_ns).
     polled = Snapshot(taken_ns=2_000_000, asked_ns=0)
-    assert overcounted(both, {"tx.throughput_ratio": 1.004, "tx.duration_s": 1.0}, polled, polled, quiet) is None
+    assert overcounted(both, {}, legs(tx=(1.004, 1.0)), polled, polled, quiet) is None
     # TX: frames the host had sent but the device had not yet counted at the start land inside.
     start = Snapshot(host_tx={"frames_sent": 100}, device={"tx_frames_received": 90}, taken_ns=0)
     end = Snapshot(host_tx={"frames_sent": 2100}, device={"tx_frames_received": 2100}, taken_ns=0)
-    assert overcounted(both, {"tx.throughput_ratio": 1.0045, "tx.duration_s": 1.0}, start, end, quiet) is None
-    assert overcounted(both, {"tx.throughput_ratio": 1.0045, "tx.duration_s": 1.0}, end, end, quiet)
-    text = overcounted(both, {"rx.throughput_ratio": 1.0, "rx.duration_s": 1.0,
-                              "tx.throughput_ratio": 1.05, "tx.duration_s": 1.0}, polled, polled, quiet) or ""
+    assert overcounted(both, {}, legs(tx=(1.0045, 1.0)), start, end, quiet) is None
+    assert overcounted(both, {}, legs(tx=(1.0045, 1.0)), end, end, quiet)
+    text = overcounted(both, {}, legs(rx=(1.0, 1.0), tx=(1.05, 1.0)), polled, polled, quiet) or ""
     assert text.startswith("tx throughput 105.00%"), text
