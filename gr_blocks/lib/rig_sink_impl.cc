@@ -8,9 +8,9 @@
 #include "rig_sink_impl.h"
 
 #include <gnuradio/io_signature.h>
-#include <hilrig/clock.hpp>
-#include <hilrig/config.hpp>
-#include <hilrig/framer.hpp>
+#include <hilrig/core/clock.hpp>
+#include <hilrig/core/config.hpp>
+#include <hilrig/core/framer.hpp>
 
 #include <algorithm>
 #include <cmath>

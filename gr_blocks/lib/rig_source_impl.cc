@@ -8,9 +8,9 @@
 #include "rig_source_impl.h"
 
 #include <gnuradio/io_signature.h>
-#include <hilrig/clock.hpp>
-#include <hilrig/config.hpp>
-#include <hilrig/streams.hpp>
+#include <hilrig/core/clock.hpp>
+#include <hilrig/core/config.hpp>
+#include <hilrig/io/streams.hpp>
 
 #include <nlohmann/json.hpp>
 

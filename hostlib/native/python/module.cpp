@@ -7,13 +7,13 @@
 #include <stdexcept>
 
 #include "json_bridge.hpp"
-#include "hilrig/config.hpp"
-#include "hilrig/crc32c.hpp"
-#include "hilrig/fault_plan.hpp"
-#include "hilrig/frame.hpp"
-#include "hilrig/pattern.hpp"
-#include "hilrig/shm_ring.hpp"
-#include "hilrig/streams.hpp"
+#include "hilrig/core/config.hpp"
+#include "hilrig/core/crc32c.hpp"
+#include "hilrig/core/fault_plan.hpp"
+#include "hilrig/core/frame.hpp"
+#include "hilrig/core/pattern.hpp"
+#include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/streams.hpp"
 
 namespace py = pybind11;
 
@@ -67,7 +67,7 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "hilrig native core: frames, pattern, transports, streams";
   m.attr("FRAME_HEADER_BYTES") = py::int_(hilrig::kFrameHeaderBytes);
 
-  // The stream config's defaults, defined once in hilrig/config.hpp.
+  // The stream config's defaults, defined once in hilrig/core/config.hpp.
   m.def("stream_defaults", [] {
     namespace d = hilrig::defaults;
     json keys = json::array();

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "json_bridge.hpp"
-#include "hilrig/usb_engine.hpp"
-#include "hilrig/usb_libusb.hpp"
-#include "hilrig/usb_model_backend.hpp"
-#include "hilrig/usb_sim_backend.hpp"
+#include "hilrig/usb/usb_engine.hpp"
+#include "hilrig/usb/usb_libusb.hpp"
+#include "hilrig/usb/usb_model_backend.hpp"
+#include "hilrig/usb/usb_sim_backend.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;

@@ -6,9 +6,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "hilrig/crc32c.hpp"
-#include "hilrig/frame.hpp"
-#include "hilrig/pattern.hpp"
+#include "hilrig/core/crc32c.hpp"
+#include "hilrig/core/frame.hpp"
+#include "hilrig/core/pattern.hpp"
 
 using nlohmann::json;
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "hilrig/usb_engine.hpp"
+#include "hilrig/usb/usb_engine.hpp"
 
 namespace {
 using namespace hilrig;
