@@ -94,8 +94,8 @@ rig_source_impl::rig_source_impl(const std::string& format,
             d_batch = std::make_unique<::hilrig::UdpRecvBatch>(64, std::size_t(d_frame_bytes) + 1, false);
         } else if (transport == "shm") {
             const uint32_t slots = ring_slots > 0 ? uint32_t(ring_slots) : defaults.transport.slots;
-            d_ring.reset(address.empty() ? ::hilrig::ShmRing::create(slots, d_frame_bytes)
-                                         : ::hilrig::ShmRing::open(address));
+            d_ring = address.empty() ? ::hilrig::ShmRing::create(slots, d_frame_bytes)
+                                         : ::hilrig::ShmRing::open(address);
             d_frame_bytes = d_ring->slot_bytes();
         } else {
             throw std::invalid_argument("hilrig rig_source: transport '" + transport +

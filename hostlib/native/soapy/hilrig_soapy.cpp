@@ -264,7 +264,7 @@ class HilrigDevice : public SoapySDR::Device {
             hilrig::UdpSocket::bind_to(c.transport.host, 0, c.socket_buffer_for_rate()));
         s->batch = std::make_unique<hilrig::UdpRecvBatch>(32, c.frame_bytes + 1);
       } else {
-        s->ring.reset(hilrig::ShmRing::create(c.ring_slots_for_rate(), c.frame_bytes));
+        s->ring = hilrig::ShmRing::create(c.ring_slots_for_rate(), c.frame_bytes);
       }
       s->rxc = std::make_unique<hilrig::RxCounters>();
       s->check = std::make_unique<hilrig::RxChecker>(*s->rxc);
@@ -312,7 +312,7 @@ class HilrigDevice : public SoapySDR::Device {
           s->txsock = std::make_unique<hilrig::UdpSocket>(
               hilrig::UdpSocket::connect_to(dest.host, dest.port, sized.socket_buffer_for_rate()));
         } else {
-          s->txring.reset(hilrig::ShmRing::open(dest.path));
+          s->txring = hilrig::ShmRing::open(dest.path);
         }
         const std::uint64_t lead_frames =
             hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, s->txring ? s->txring->slot_count() : 0));
