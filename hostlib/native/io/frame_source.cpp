@@ -63,8 +63,9 @@ bool FrameSource::wait(std::uint64_t timeout_ns) {
     ring_->flush_released();  // the producer may be waiting for exactly these slots
     taken_ = 0;
     std::uint32_t len = 0;
-    return ring_->peek_wait(&len, timeout_ns) != nullptr;
+    return (timeout_ns ? ring_->peek_wait(&len, timeout_ns) : ring_->peek(&len)) != nullptr;
   }
+  if (msg_ < msgs_) return true;  // the last batch is not used up: nothing is lost
   msg_ = msgs_ = 0;
   const std::uint64_t deadline = now_ns() + timeout_ns;
   for (;;) {

@@ -57,8 +57,8 @@ class FrameSource {
   std::vector<std::string> warnings() const;
 
   // Gives the released frames back to the sender, then waits up to timeout_ns for
-  // more. True when a batch is ready for take(); false on timeout (or a socket error:
-  // error() says which).
+  // more (0: only looks). True when a batch is ready for take(), at once when frames
+  // of the last one are left; false on timeout (or a socket error: error() says which).
   [[nodiscard]] bool wait(std::uint64_t timeout_ns);
   // The next frame of the ready batch; empty when the batch is used up.
   [[nodiscard]] FrameView take() { return ring_ ? take_slot() : take_datagram(); }

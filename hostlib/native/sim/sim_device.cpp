@@ -32,8 +32,9 @@ json SimDevice::configure(const json& req) {
   if (rtl_) check_rtl_stream(sc);
 
   // Open links first, then commit: a failed configure leaves the old state intact.
-  UdpSocket rx_sock, tx_sock;
-  std::unique_ptr<ShmRing> rx_ring, tx_ring;
+  UdpSocket rx_sock;
+  std::unique_ptr<ShmRing> rx_ring;
+  std::unique_ptr<FrameSource> tx_in;
   std::unique_ptr<UsbSimChannel> usb;
   json endpoint;
   if (cfg.transport.kind == TransportKind::usb) {
@@ -57,9 +58,8 @@ json SimDevice::configure(const json& req) {
     cfg_ = sc;
     plan_ = std::move(plan);
     rx_sock_ = UdpSocket();
-    tx_sock_ = UdpSocket();
     rx_ring_.reset();
-    tx_ring_.reset();
+    tx_in_.reset();
     usb_ = std::move(usb);
     configured_ = true;
     reset_counters();
@@ -85,18 +85,18 @@ json SimDevice::configure(const json& req) {
     }
   }
   if (cfg.direction == Direction::tx || cfg.direction == Direction::loopback || both) {
-    if (tl.kind == TransportKind::udp) {
-      // Loopback without rx_dest: transport is the RX destination, so listen on any port.
-      std::uint16_t port = (cfg.direction == Direction::tx || has_rx_dest) ? tl.port : 0;
-      tx_sock = UdpSocket::bind_to(tl.host, port, cfg.socket_buffer_for_rate());
-      if (tl.gro && udp_offload_pays(cfg.frame_bytes)) tx_sock.enable_gro();
-      endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", tx_sock.local_port()},
-                  {"socket_buffer_bytes", tl.socket_buffer_bytes},
-                  {"socket_buffer_bytes_granted", tx_sock.granted_rcvbuf()}};
-    } else {
-      tx_ring = ShmRing::create(tl.slots, cfg.frame_bytes);
-      endpoint = {{"kind", "shm"}, {"path", tx_ring->path()}, {"slots", tl.slots}};
-    }
+    StreamConfig listen = cfg;
+    // Loopback without rx_dest: transport is the RX destination, so listen on any port.
+    if (!(cfg.direction == Direction::tx || has_rx_dest)) listen.transport.port = 0;
+    listen.transport.path.clear();         // the simulator creates the ring the host sends into
+    listen.transport.busy_poll = false;    // the device's consumer sleeps between batches
+    tx_in = std::make_unique<FrameSource>(listen, tl.slots);
+    const json e = tx_in->endpoint();
+    if (tl.kind == TransportKind::udp)
+      endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", e["port"]}, {"socket_buffer_bytes", tl.socket_buffer_bytes},
+                  {"socket_buffer_bytes_granted", e["socket_buffer_bytes_granted"]}};
+    else
+      endpoint = {{"kind", "shm"}, {"path", e["path"]}, {"slots", e["slots"]}};
   } else if (t.kind == TransportKind::udp) {
     endpoint = {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes_granted", rx_sock.granted_sndbuf()}};
   } else {
@@ -105,9 +105,9 @@ json SimDevice::configure(const json& req) {
   cfg_ = sc;
   plan_ = std::move(plan);
   rx_sock_ = std::move(rx_sock);
-  tx_sock_ = std::move(tx_sock);
+
   rx_ring_ = std::move(rx_ring);
-  tx_ring_ = std::move(tx_ring);
+  tx_in_ = std::move(tx_in);
   usb_.reset();
   configured_ = true;
   reset_counters();

@@ -20,6 +20,7 @@
 #include "hilrig/core/fault_plan.hpp"
 #include "hilrig/core/rx_check.hpp"
 #include "hilrig/rtl/rtl_core.hpp"
+#include "hilrig/io/frame_source.hpp"
 #include "hilrig/io/shm_ring.hpp"
 #include "hilrig/sim/sim_link.hpp"
 #include "hilrig/io/udp.hpp"
@@ -62,8 +63,7 @@ class SimDevice {
   UdpSocket rx_sock_;
   std::unique_ptr<ShmRing> rx_ring_;
   // TX path (host -> sim)
-  UdpSocket tx_sock_;
-  std::unique_ptr<ShmRing> tx_ring_;
+  std::unique_ptr<FrameSource> tx_in_;
   // USB link (either direction): the channel the host's UsbEngine submits transfers into
   std::unique_ptr<UsbSimChannel> usb_;
 

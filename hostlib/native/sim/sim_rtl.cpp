@@ -180,10 +180,6 @@ void SimDevice::run_rtl(Link* rx) {
     const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg.samples_per_frame()};
     usb_out = std::make_unique<UsbSimLink>(*usb_, cfg, tally, std::uint64_t(cfg_.fifo_frames) * cfg.frame_bytes);
   }
-  int gro = 0;
-  socklen_t gro_len = sizeof gro;
-  if (tx_on && !tx_ring_ && !usb_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
-  UdpRecvBatch batch(gro ? 16 : 64, std::size_t(cfg.frame_bytes) + 1, gro != 0);
   // Frames waiting for tx_axis: the device's FIFO in front of the RTL (at most 256 frames);
   // when it is full the link is not served, so the host waits (a socket buffer or ring
   // fills, the USB bus NAKs) instead of this queue growing at the link's speed.
@@ -192,19 +188,13 @@ void SimDevice::run_rtl(Link* rx) {
     if (!tx_on || core.tx_queued_frames() >= tx_queue_cap) return;
     if (usb_out) {
       usb_out->service_out([&](const std::uint8_t* p, std::uint32_t len) { on_frame(p, len); });
-    } else if (tx_ring_) {
-      std::uint32_t len = 0;
-      for (int i = 0; i < 64 && core.tx_queued_frames() < tx_queue_cap; ++i) {
-        const std::uint8_t* p = tx_ring_->peek(&len);
-        if (!p) break;
-        on_frame(p, std::min<std::uint32_t>(len, tx_ring_->slot_bytes()));
-        tx_ring_->release();
-      }
-    } else {
-      const int n = batch.recv(tx_sock_.fd());
-      for (int i = 0; i < n; ++i) {
-        if (batch.truncated(unsigned(i))) counter_add(rtl_stats_.malformed);
-        else batch.for_each_datagram(unsigned(i), [&](const std::uint8_t* p, std::size_t len) { on_frame(p, len); });
+    } else if (tx_in_->wait(0)) {
+      while (core.tx_queued_frames() < tx_queue_cap) {
+        const FrameView f = tx_in_->take();
+        if (!f) break;
+        if (f.malformed) counter_add(rtl_stats_.malformed);
+        else on_frame(f.data, f.len);
+        tx_in_->release();
       }
     }
   };

@@ -17,8 +17,6 @@ void SimDevice::run_tx() {
   const StreamConfig& cfg = cfg_.stream;
   const bool loop = cfg.direction == Direction::loopback;
   RxChecker check(*tx_);
-  int gro = 0;
-  socklen_t gro_len = sizeof gro;
   // USB: OUT transfers reach the device through the bus model, draining at the
   // stream's rate through a FIFO of fifo_frames (full: the bus NAKs, the host waits).
   std::unique_ptr<UsbSimLink> usb_own;
@@ -29,8 +27,6 @@ void SimDevice::run_tx() {
                                            std::uint64_t(cfg_.fifo_frames) * (kFrameHeaderBytes + cfg.payload_bytes()));
     usb_link = usb_own.get();
   }
-  if (!tx_ring_ && !usb_) getsockopt(tx_sock_.fd(), IPPROTO_UDP, UDP_GRO, &gro, &gro_len);
-  UdpRecvBatch batch(gro ? 16 : 64, std::size_t(cfg.frame_bytes) + 1, gro != 0);
   // Device consumption clock: starts at the first frame of a burst and drains rate_sps.
   bool consuming = false, eob = false;
   std::uint64_t run_t0 = 0, run_samples = 0;
@@ -111,22 +107,13 @@ void SimDevice::run_tx() {
   while (!stop_.load(std::memory_order_relaxed)) {
     if (usb_link) {
       usb_link->service_out([&](const std::uint8_t* p, std::uint32_t len) { on_frame(p, len, now_ns()); });
-    } else if (tx_ring_) {
-      std::uint32_t len = 0;
-      for (int i = 0; i < 64; ++i) {
-        const std::uint8_t* p = i == 0 ? tx_ring_->peek_wait(&len, 2'000'000) : tx_ring_->peek(&len);
-        if (!p) break;
-        on_frame(p, std::min<std::uint32_t>(len, tx_ring_->slot_bytes()), now_ns());
-        tx_ring_->release();
-      }
-    } else {
-      int n = batch.recv(tx_sock_.fd());
+    } else if (tx_in_->wait(2'000'000)) {
       const std::uint64_t now = now_ns();
-      for (int i = 0; i < n; ++i) {
-        if (batch.truncated(unsigned(i))) counter_add(tx_->malformed_frames);
-        else batch.for_each_datagram(unsigned(i), [&](const std::uint8_t* p, std::size_t len) { on_frame(p, len, now); });
+      while (const FrameView f = tx_in_->take()) {
+        if (f.malformed) counter_add(tx_->malformed_frames);
+        else on_frame(f.data, f.len, now);
+        tx_in_->release();
       }
-      if (n <= 0) tx_sock_.wait_readable(2);
     }
     check.flush();
     if (gate.take_stall()) {  // the device's consumer stops; the link backs up meanwhile
@@ -147,6 +134,7 @@ void SimDevice::run_tx() {
       consuming = false;
     }
   }
+  if (tx_in_) tx_in_->release_batch();
   if (gate.flush([&](const std::uint8_t* q, std::size_t l) { deliver(q, l, now_ns()); }))
     check.flush();  // a swapped frame whose successor never came
   if (loop) {
