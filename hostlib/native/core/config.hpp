@@ -31,6 +31,9 @@ inline constexpr double kRateSps = 10e6;
 inline constexpr double kMasterClockHz = 200e6;
 inline constexpr const char* kHost = "127.0.0.1";
 inline constexpr std::uint64_t kFaultSeed = 1;
+// USB (docs/usb.md): the bus, and the host's bulk transfers: N of S bytes in flight per direction.
+inline constexpr const char* kUsbLink = "usb2";
+inline constexpr std::uint32_t kUsbTransferBytes = 16384, kUsbTransfers = 16;
 
 constexpr std::uint32_t ring_slots(std::uint32_t frame_bytes) {
   const std::uint64_t s = kRingBytes / (frame_bytes ? frame_bytes : 1);
@@ -58,8 +61,8 @@ struct TransportSpec {
   std::uint32_t slots = defaults::ring_slots(defaults::kFrameBytes);
   // usb (the simulator's USB link; the host side is a UsbEngine, docs/usb.md): the bus
   // ("usb2" | "usb3") and the host's transfers (N x S bytes in flight per direction).
-  std::string link = "usb2";
-  std::uint32_t transfer_bytes = 16384, transfers = 16;
+  std::string link = defaults::kUsbLink;
+  std::uint32_t transfer_bytes = defaults::kUsbTransferBytes, transfers = defaults::kUsbTransfers;
 };
 
 struct StreamConfig {

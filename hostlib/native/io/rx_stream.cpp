@@ -14,30 +14,28 @@ std::uint64_t thread_cpu_ns(std::thread& t) {
   return std::uint64_t(ts.tv_sec) * 1'000'000'000ull + std::uint64_t(ts.tv_nsec);
 }
 
-RxStream::RxStream(const StreamConfig& cfg) : src_(cfg) {}
-
-RxStream::~RxStream() { stop(); }
-
-void RxStream::start() {
-  std::lock_guard<std::mutex> lock(thread_mu_);
-  if (thread_.joinable()) return;
-  stop_.store(false);
-  thread_ = std::thread([this] { run(); });
-}
-
-void RxStream::stop() {
+void StreamThread::stop() {
   stop_.store(true);
-  std::lock_guard<std::mutex> lock(thread_mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable()) {
-    thread_cpu_done_ns_ += thread_cpu_ns(thread_);
+    cpu_done_ns_ += thread_cpu_ns(thread_);
     thread_.join();
   }
 }
 
+std::uint64_t StreamThread::cpu_ns() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
+}
+
+RxStream::RxStream(const StreamConfig& cfg) : src_(cfg) {}
+
+RxStream::~RxStream() { stop(); }
+
 void RxStream::run() {
   RxChecker check(c_);
   FrameHeader h;
-  while (!stop_.load(std::memory_order_relaxed)) {
+  while (!thread_.stop_requested()) {
     // Bounded so stop() is seen within 20 ms.
     if (!src_.wait(20'000'000)) {
       check.on_idle(now_ns(), kRecvTimeoutNs);
@@ -56,10 +54,7 @@ void RxStream::run() {
 
 nlohmann::json RxStream::stats() const {
   nlohmann::json s = counters_json(c_);
-  {
-    std::lock_guard<std::mutex> lock(thread_mu_);
-    s["thread_cpu_ns"] = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
-  }
+  s["thread_cpu_ns"] = thread_.cpu_ns();
   s["warnings"] = warnings();
   return s;
 }

@@ -14,28 +14,11 @@ TxStream::TxStream(const StreamConfig& cfg) : cfg_(cfg), sink_(cfg) {}
 
 TxStream::~TxStream() { stop(); }
 
-void TxStream::start() {
-  std::lock_guard<std::mutex> lock(thread_mu_);
-  if (thread_.joinable()) return;
-  stop_.store(false);
-  thread_ = std::thread([this] { run(); });
-}
-
-void TxStream::stop() {
-  stop_.store(true);
-  std::lock_guard<std::mutex> lock(thread_mu_);
-  if (thread_.joinable()) {
-    thread_cpu_done_ns_ += thread_cpu_ns(thread_);
-    thread_.join();
-  }
-}
-
-
 // Frames are built in place (a ring slot: no copy; UDP: the batch one GSO send
 // carries) and sent together. A regular batch ends early on stop; the last frame of
 // the stream (flags: EOB) is sent while stopping.
 unsigned TxStream::send_batch(std::uint64_t seq, unsigned n, std::uint8_t flags, std::uint64_t timeout_ns) {
-  const std::atomic<bool>* stop = flags ? nullptr : &stop_;
+  const std::atomic<bool>* stop = flags ? nullptr : &thread_.stop_flag();
   const PatternFramer framer(cfg_);
   for (unsigned i = 0; i < n && !(stop && stop->load(std::memory_order_relaxed)); ++i) {
     std::uint8_t* out = sink_.acquire(timeout_ns);
@@ -57,7 +40,7 @@ void TxStream::run() {
   pacer.start(t0);
   c_.start_ns.store(t0, std::memory_order_relaxed);
   std::uint64_t seq = 0;
-  while (!stop_.load(std::memory_order_relaxed)) {
+  while (!thread_.stop_requested()) {
     const std::uint64_t now = now_ns();
     const std::uint64_t allowed = pacer.allowed(now);
     if (seq >= allowed) {
@@ -72,9 +55,9 @@ void TxStream::run() {
       counter_add(c_.payload_bytes_sent, std::uint64_t(sent) * cfg_.payload_bytes());
       c_.last_send_ns.store(now_ns(), std::memory_order_relaxed);
     }
-    if (sent < n && !stop_.load(std::memory_order_relaxed)) counter_add(c_.send_errors, n - sent);
+    if (sent < n && !thread_.stop_requested()) counter_add(c_.send_errors, n - sent);
     // Frames that could not be sent still consume their numbers (the device sees a gap).
-    seq += (sent < n && stop_.load(std::memory_order_relaxed)) ? sent : n;
+    seq += (sent < n && thread_.stop_requested()) ? sent : n;
   }
   // End of burst: one more frame flagged EOB so the device does not count an underrun.
   if (send_batch(seq, 1, kFlagEOB, 200'000'000) == 1) {
@@ -89,11 +72,7 @@ void TxStream::run() {
 
 nlohmann::json TxStream::stats() const {
   auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  std::uint64_t cpu_ns;
-  {
-    std::lock_guard<std::mutex> lock(thread_mu_);
-    cpu_ns = thread_cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
-  }
+  const std::uint64_t cpu_ns = thread_.cpu_ns();
   return {{"frames_sent", g(c_.frames_sent)},         {"samples_sent", g(c_.samples_sent)},
           {"payload_bytes_sent", g(c_.payload_bytes_sent)}, {"send_errors", g(c_.send_errors)},
           {"start_ns", g(c_.start_ns)},               {"last_send_ns", g(c_.last_send_ns)},

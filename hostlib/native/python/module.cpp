@@ -77,7 +77,8 @@ PYBIND11_MODULE(_native, m) {
                       {"ring_min_slots", d::kRingMinSlots}, {"ring_max_slots", d::kRingMaxSlots},
                       {"fifo_bytes", d::kFifoBytes}, {"fifo_min_frames", d::kFifoMinFrames},
                       {"rate_sps", d::kRateSps}, {"master_clock_hz", d::kMasterClockHz}, {"host", d::kHost},
-                      {"fault_keys", keys}});
+                      {"usb_link", d::kUsbLink}, {"usb_transfer_bytes", d::kUsbTransferBytes},
+                      {"usb_transfers", d::kUsbTransfers}, {"fault_keys", keys}});
   }, "Every default of the stream config (docs/architecture.md \"Stream config\").");
   m.def("default_stream_config", [](const std::string& kind, std::uint32_t frame_bytes) {
     return from_json(hilrig::to_json(hilrig::default_stream_config(kind_of(kind), frame_bytes)));

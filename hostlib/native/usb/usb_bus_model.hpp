@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "hilrig/core/config.hpp"
+
 namespace hilrig {
 
 enum class UsbLinkKind : std::uint8_t { usb2, usb3 };
@@ -38,8 +40,8 @@ UsbLinkKind parse_usb_link_kind(const std::string& s);
 // One direction's stream as the host sets it up and the device feeds/drains it.
 struct UsbDirectionSetup {
   bool enabled = false;
-  std::uint32_t transfer_bytes = 16384;  // S
-  std::uint32_t transfers = 16;          // N in flight
+  std::uint32_t transfer_bytes = defaults::kUsbTransferBytes;  // S
+  std::uint32_t transfers = defaults::kUsbTransfers;           // N in flight
   double device_rate_bytes_per_s = 0;    // the device produces (IN) / consumes (OUT) this; 0 = as fast as the bus
   std::uint64_t device_fifo_bytes = 0;   // device FIFO; 0 = unbounded (never overflows/underruns)
 };

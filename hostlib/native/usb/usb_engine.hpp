@@ -80,8 +80,8 @@ class UsbBackend {
 enum class UsbFraming : std::uint8_t { packed, short_packet };
 
 struct UsbLinkConfig {
-  std::uint32_t transfer_bytes = 16384;  // S: bytes per bulk transfer
-  std::uint32_t transfers = 16;          // N: transfers in flight per direction
+  std::uint32_t transfer_bytes = defaults::kUsbTransferBytes;  // S: bytes per bulk transfer
+  std::uint32_t transfers = defaults::kUsbTransfers;           // N: transfers in flight per direction
   UsbFraming framing = UsbFraming::packed;
   std::uint8_t endpoint_in = 0x81, endpoint_out = 0x01;
   std::uint32_t timeout_ms = 0;  // per transfer; 0 = none (RxChecker counts idle timeouts)
