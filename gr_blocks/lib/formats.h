@@ -9,12 +9,12 @@
 // of one channel is one pattern word: u32 for sc16 (I = low 16 bits), u16 for sc8
 // (I = low byte), the byte layout of std::complex<int16_t> / <int8_t>; fc32 is a
 // wire sample scaled by 1/32768 (sc16) or 1/128 (sc8) by the core's conversions
-// (hilrig/convert.hpp, the SoapySDR module's too): exact in both directions.
+// (hilrig/core/convert.hpp, the SoapySDR module's too): exact in both directions.
 #ifndef INCLUDED_HILRIG_FORMATS_H
 #define INCLUDED_HILRIG_FORMATS_H
 
-#include <hilrig/convert.hpp>
-#include <hilrig/frame.hpp>
+#include <hilrig/core/convert.hpp>
+#include <hilrig/core/frame.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -88,7 +88,7 @@ inline void with_value_types(::hilrig::SampleFormat w, cpu_format f, F&& fn)
 
 // Channel-interleaved wire words (n ticks of `channels` words of format w) to one
 // item array per channel, written from item first_item on. The conversion is the
-// core's (hilrig/convert.hpp, SoapySDR's: fc32 = wire / 2^15 or 2^7, exact both ways).
+// core's (hilrig/core/convert.hpp, SoapySDR's: fc32 = wire / 2^15 or 2^7, exact both ways).
 inline void deinterleave(const std::uint8_t* words, ::hilrig::SampleFormat w, unsigned channels, std::size_t n,
                          cpu_format f, void* const* outs, std::size_t first_item)
 {

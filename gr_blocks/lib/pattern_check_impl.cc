@@ -8,8 +8,8 @@
 #include "pattern_check_impl.h"
 
 #include <gnuradio/io_signature.h>
-#include <hilrig/clock.hpp>
-#include <hilrig/pattern.hpp>
+#include <hilrig/core/clock.hpp>
+#include <hilrig/core/pattern.hpp>
 
 #include <algorithm>
 #include <cmath>

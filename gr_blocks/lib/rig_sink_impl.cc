@@ -8,9 +8,9 @@
 #include "rig_sink_impl.h"
 
 #include <gnuradio/io_signature.h>
-#include <hilrig/clock.hpp>
-#include <hilrig/config.hpp>
-#include <hilrig/framer.hpp>
+#include <hilrig/core/clock.hpp>
+#include <hilrig/core/config.hpp>
+#include <hilrig/core/framer.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -86,7 +86,7 @@ rig_sink_impl::rig_sink_impl(const std::string& format,
             auto [host, port] = parse_host_port(address, "rig_sink");
             d_sock = ::hilrig::UdpSocket::connect_to(host, port, cfg.transport.socket_buffer_bytes);
         } else if (transport == "shm") {
-            d_ring.reset(::hilrig::ShmRing::open(address));
+            d_ring = ::hilrig::ShmRing::open(address);
             if (d_ring->slot_bytes() < d_frame_bytes)
                 throw std::invalid_argument("hilrig rig_sink: the ring's slots hold " +
                                             std::to_string(d_ring->slot_bytes()) + " bytes, frames are " +

@@ -11,9 +11,9 @@
 #include "formats.h"
 #include <gnuradio/hilrig/rig_sink.h>
 
-#include <hilrig/frame.hpp>
-#include <hilrig/shm_ring.hpp>
-#include <hilrig/udp.hpp>
+#include <hilrig/core/frame.hpp>
+#include <hilrig/io/shm_ring.hpp>
+#include <hilrig/io/udp.hpp>
 
 #include <atomic>
 #include <memory>

@@ -8,9 +8,9 @@
 #include "rig_source_impl.h"
 
 #include <gnuradio/io_signature.h>
-#include <hilrig/clock.hpp>
-#include <hilrig/config.hpp>
-#include <hilrig/streams.hpp>
+#include <hilrig/core/clock.hpp>
+#include <hilrig/core/config.hpp>
+#include <hilrig/io/streams.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -94,8 +94,8 @@ rig_source_impl::rig_source_impl(const std::string& format,
             d_batch = std::make_unique<::hilrig::UdpRecvBatch>(64, std::size_t(d_frame_bytes) + 1, false);
         } else if (transport == "shm") {
             const uint32_t slots = ring_slots > 0 ? uint32_t(ring_slots) : defaults.transport.slots;
-            d_ring.reset(address.empty() ? ::hilrig::ShmRing::create(slots, d_frame_bytes)
-                                         : ::hilrig::ShmRing::open(address));
+            d_ring = address.empty() ? ::hilrig::ShmRing::create(slots, d_frame_bytes)
+                                         : ::hilrig::ShmRing::open(address);
             d_frame_bytes = d_ring->slot_bytes();
         } else {
             throw std::invalid_argument("hilrig rig_source: transport '" + transport +

@@ -1,6 +1,6 @@
 """The `soapy` driver: any SoapySDR device through the SoapySDR C++ API (native core).
 
-The streaming loops and every counter live in C++ (hostlib/native/src/soapy_driver.cpp):
+The streaming loops and every counter live in C++ (hostlib/native/radio/soapy_driver.cpp):
 readStream/writeStream return codes and flags and readStreamStatus become the sim
 path's counter names (docs/drivers.md). The simulator is a SoapySDR device too
 (module `driver=hilrig`, built into build/soapy-modules): this driver puts that

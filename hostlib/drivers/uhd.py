@@ -1,6 +1,6 @@
 """The `uhd` driver: USRPs through libuhd's C++ API (native core, UHD 4.3).
 
-Counting is benchmark_rate's, in C++ (hostlib/native/src/uhd_driver.cpp), under the
+Counting is benchmark_rate's, in C++ (hostlib/native/radio/uhd_driver.cpp), under the
 sim path's names: overruns (O), seq_errors (D, out-of-sequence), dropped_samples
 from time-stamp gaps, late_commands, timeouts; TX underruns and TX sequence errors
 from async messages. Device args come from the rig entry (args + serial) plus the

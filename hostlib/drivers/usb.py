@@ -1,6 +1,6 @@
 """The `usb` driver: a lab's own board streaming hilrig frames over bulk endpoints
 (an FX3/FT60x bridge), through the native USB engine and its libusb-1.0 backend
-(hostlib/native/src/usb_engine.cpp, usb_libusb.cpp; docs/usb.md).
+(hostlib/native/usb/usb_engine.cpp, usb_libusb.cpp; docs/usb.md).
 
 The rig entry names the device (args.vid_pid and/or serial, interface, endpoints,
 framing, speed); the case gives the transfers (`transport: {kind: usb, transfer_bytes,

@@ -7,14 +7,14 @@ find_package(SoapySDR CONFIG QUIET)
 if(SoapySDR_FOUND)
   message(STATUS "hilrig: SoapySDR ${SoapySDR_VERSION} found: soapy driver and module driver=hilrig")
   set(HILRIG_SOAPY_MODULE_DIR ${CMAKE_BINARY_DIR}/soapy-modules)
-  target_sources(_native PRIVATE src/soapy_driver.cpp)
+  target_sources(_native PRIVATE radio/soapy_driver.cpp)
   target_link_libraries(_native PRIVATE SoapySDR)
   target_compile_definitions(_native PRIVATE HILRIG_HAVE_SOAPY=1
     HILRIG_SOAPY_MODULE_DIR="${HILRIG_SOAPY_MODULE_DIR}")
 
   # The module: found by SoapySDR through SOAPY_SDR_PLUGIN_PATH=build/soapy-modules
   # (hostlib's soapy driver sets it), or installed with `cmake --install`.
-  add_library(hilrigSupport MODULE soapy_module/hilrig_soapy.cpp src/soapy_simproc.cpp)
+  add_library(hilrigSupport MODULE soapy/hilrig_soapy.cpp soapy/soapy_simproc.cpp)
   target_link_libraries(hilrigSupport PRIVATE hilrig::core SoapySDR)
   target_compile_definitions(hilrigSupport PRIVATE HILRIG_DEFAULT_SIM_BIN="$<TARGET_FILE:hilrig-sim>")
   set_target_properties(hilrigSupport PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${HILRIG_SOAPY_MODULE_DIR}
@@ -31,7 +31,7 @@ endif()
 find_package(UHD CONFIG QUIET)
 if(UHD_FOUND)
   message(STATUS "hilrig: UHD ${UHD_VERSION} found: uhd driver")
-  target_sources(_native PRIVATE src/uhd_driver.cpp)
+  target_sources(_native PRIVATE radio/uhd_driver.cpp)
   target_include_directories(_native PRIVATE ${UHD_INCLUDE_DIRS})
   target_link_libraries(_native PRIVATE ${UHD_LIBRARIES})
   target_compile_definitions(_native PRIVATE HILRIG_HAVE_UHD=1)

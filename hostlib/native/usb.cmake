@@ -4,7 +4,7 @@
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(LIBUSB REQUIRED IMPORTED_TARGET libusb-1.0)
 
-add_library(hilrig_usb_libusb STATIC src/usb_libusb.cpp)
+add_library(hilrig_usb_libusb STATIC usb/usb_libusb.cpp)
 set_target_properties(hilrig_usb_libusb PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_link_libraries(hilrig_usb_libusb PUBLIC hilrig::core PRIVATE PkgConfig::LIBUSB)
 target_sources(_native PRIVATE python/usb.cpp)

@@ -345,3 +345,17 @@ def test_tx_gap_duplicate_and_reorder_reach_the_device_stats(sim):
     assert ss["tx_duplicate_frames"] == 1
     assert ss["tx_reordered_frames"] == 1
     assert ss["tx_pattern_errors"] == 0
+
+
+def test_usb_transfer_defaults_are_the_cores_one_table():
+    from hostlib import _native
+    from hostlib.transports import stream_defaults
+    d = stream_defaults()
+    usb = _native.default_stream_config("usb", d["frame_bytes"])["transport"]
+    assert (usb["link"], usb["transfer_bytes"], usb["transfers"]) == (
+        d["usb_link"], d["usb_transfer_bytes"], d["usb_transfers"])
+    # the USB engine's own parse of a transport without S/N takes the same table
+    assert _native.usb_geometry_problems({"kind": "usb"}, 8192, 512, 1, 1 << 40) == []
+    assert _native.usb_geometry_problems({"kind": "usb"}, 8192, 512, 1, 1) != []
+    assert d["fault_keys"] == ["seed", "drop_frames", "corrupt_samples", "duplicate_frames",
+                               "reorder_frames", "stall_ms", "window_frames", "die_after_ms"]

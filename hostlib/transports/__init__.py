@@ -3,7 +3,7 @@
 Everything that moves or checks samples is C++ (hostlib/native); this module is
 the one place that turns a resolved case into the native stream config and that
 loads the native core with a clear error when it was not built. Every default of
-the stream config is defined once, in the core (hilrig/config.hpp), and read
+the stream config is defined once, in the core (hilrig/core/config.hpp), and read
 from there: the configs built here are complete, because the core's parsers
 reject a missing key instead of defaulting it.
 """

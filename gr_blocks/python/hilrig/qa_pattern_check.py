@@ -104,7 +104,7 @@ class qa_pattern_check(gr_unittest.TestCase):
         self.assertTrue(before <= chk.first_sample_ns() <= chk.last_sample_ns() <= after)
 
     def test_fc32_converts_as_the_core_does_sc16_words_scaled_by_2_15(self):
-        # fc32 -> word is the core's conversion (hilrig/convert.hpp: x * 2^15, truncated):
+        # fc32 -> word is the core's conversion (hilrig/core/convert.hpp: x * 2^15, truncated):
         # exact for every scaled word, so the whole signed range checks clean.
         words = counter(0x7FFF0000 - 50_000, 100_000)
         chk = check("fc32", [words], 0x7FFF0000 - 50_000)

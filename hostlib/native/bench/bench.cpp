@@ -24,12 +24,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hilrig/clock.hpp"
-#include "hilrig/framer.hpp"
-#include "hilrig/pattern.hpp"
-#include "hilrig/rx_check.hpp"
-#include "hilrig/shm_ring.hpp"
-#include "hilrig/streams.hpp"
+#include "hilrig/core/clock.hpp"
+#include "hilrig/core/framer.hpp"
+#include "hilrig/core/pattern.hpp"
+#include "hilrig/core/rx_check.hpp"
+#include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/streams.hpp"
 
 using nlohmann::json;
 using namespace hilrig;

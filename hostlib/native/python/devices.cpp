@@ -12,10 +12,10 @@
 #include "json_bridge.hpp"
 
 #ifdef HILRIG_HAVE_SOAPY
-#include "hilrig/soapy_driver.hpp"
+#include "hilrig/radio/soapy_driver.hpp"
 #endif
 #ifdef HILRIG_HAVE_UHD
-#include "hilrig/uhd_driver.hpp"
+#include "hilrig/radio/uhd_driver.hpp"
 #endif
 
 namespace py = pybind11;

@@ -7,13 +7,13 @@
 #include <stdexcept>
 
 #include "json_bridge.hpp"
-#include "hilrig/config.hpp"
-#include "hilrig/crc32c.hpp"
-#include "hilrig/fault_plan.hpp"
-#include "hilrig/frame.hpp"
-#include "hilrig/pattern.hpp"
-#include "hilrig/shm_ring.hpp"
-#include "hilrig/streams.hpp"
+#include "hilrig/core/config.hpp"
+#include "hilrig/core/crc32c.hpp"
+#include "hilrig/core/fault_plan.hpp"
+#include "hilrig/core/frame.hpp"
+#include "hilrig/core/pattern.hpp"
+#include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/streams.hpp"
 
 namespace py = pybind11;
 
@@ -67,7 +67,7 @@ PYBIND11_MODULE(_native, m) {
   m.doc() = "hilrig native core: frames, pattern, transports, streams";
   m.attr("FRAME_HEADER_BYTES") = py::int_(hilrig::kFrameHeaderBytes);
 
-  // The stream config's defaults, defined once in hilrig/config.hpp.
+  // The stream config's defaults, defined once in hilrig/core/config.hpp.
   m.def("stream_defaults", [] {
     namespace d = hilrig::defaults;
     json keys = json::array();
@@ -77,7 +77,8 @@ PYBIND11_MODULE(_native, m) {
                       {"ring_min_slots", d::kRingMinSlots}, {"ring_max_slots", d::kRingMaxSlots},
                       {"fifo_bytes", d::kFifoBytes}, {"fifo_min_frames", d::kFifoMinFrames},
                       {"rate_sps", d::kRateSps}, {"master_clock_hz", d::kMasterClockHz}, {"host", d::kHost},
-                      {"fault_keys", keys}});
+                      {"usb_link", d::kUsbLink}, {"usb_transfer_bytes", d::kUsbTransferBytes},
+                      {"usb_transfers", d::kUsbTransfers}, {"fault_keys", keys}});
   }, "Every default of the stream config (docs/architecture.md \"Stream config\").");
   m.def("default_stream_config", [](const std::string& kind, std::uint32_t frame_bytes) {
     return from_json(hilrig::to_json(hilrig::default_stream_config(kind_of(kind), frame_bytes)));

@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 
 #include "json_bridge.hpp"
-#include "hilrig/usb_engine.hpp"
-#include "hilrig/usb_libusb.hpp"
-#include "hilrig/usb_model_backend.hpp"
-#include "hilrig/usb_sim_backend.hpp"
+#include "hilrig/usb/usb_engine.hpp"
+#include "hilrig/usb/usb_libusb.hpp"
+#include "hilrig/usb/usb_model_backend.hpp"
+#include "hilrig/usb/usb_sim_backend.hpp"
 
 namespace py = pybind11;
 using nlohmann::json;
@@ -36,14 +36,14 @@ struct UsbStream {
     const hilrig::UsbLinkConfig link = hilrig::parse_usb_link(t);
     // The stream config's own usb transport (the frame geometry is the engine's to check).
     json rest = config;
-    rest["transport"] = {{"kind", "usb"}, {"link", t.value("link", std::string("usb2"))},
+    rest["transport"] = {{"kind", "usb"}, {"link", t.value("link", std::string(hilrig::defaults::kUsbLink))},
                          {"transfer_bytes", link.transfer_bytes}, {"transfers", link.transfers}};
     const hilrig::StreamConfig cfg = hilrig::parse_stream_config(rest);
     std::unique_ptr<hilrig::UsbBackend> backend;
     if (t.contains("device"))
       backend = std::make_unique<hilrig::LibusbBackend>(hilrig::parse_usb_match(t["device"]));
     else if (t.contains("sim"))  // the simulator's USB link: transfers go to hilrig-sim over the shared channel
-      backend = std::make_unique<hilrig::UsbSimBackend>(hilrig::parse_usb_link_kind(t.value("link", std::string("usb2"))), t["sim"]);
+      backend = std::make_unique<hilrig::UsbSimBackend>(hilrig::parse_usb_link_kind(t.value("link", std::string(hilrig::defaults::kUsbLink))), t["sim"]);
     else if (t.contains("link"))  // no device: the in-process device over the bus model
       backend = std::make_unique<hilrig::UsbModelBackend>(hilrig::parse_usb_link_kind(t["link"].get<std::string>()), cfg,
                                                           t.value("fifo_bytes", std::uint64_t(0)));

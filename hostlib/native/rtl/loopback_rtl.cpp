@@ -10,7 +10,7 @@
 
 #include "Vloopback_top.h"
 #include "Vloopback_top___024root.h"
-#include "hilrig/rtl_core.hpp"
+#include "hilrig/rtl/rtl_core.hpp"
 
 namespace hilrig {
 namespace {

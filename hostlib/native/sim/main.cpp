@@ -2,7 +2,7 @@
 // stdin/stdout (one request line -> one response line). It exits when stdin closes
 // and, via PR_SET_PDEATHSIG, when its parent dies, so it never outlives the rig.
 // --firmware rtl: the device core is the RTL of firmware/rtl/loopback_top (a Verilator
-// model, hilrig/rtl_core.hpp) instead of the C++ one; `hello` names the image it runs.
+// model, hilrig/rtl/rtl_core.hpp) instead of the C++ one; `hello` names the image it runs.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hilrig/sim_device.hpp"
+#include "hilrig/sim/sim_device.hpp"
 
 #ifndef HILRIG_VERSION
 #define HILRIG_VERSION "0.1.0"

@@ -13,7 +13,7 @@ function(run what)
 endfunction()
 
 run("cmake --install (component core)" "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${prefix}" --component core)
-foreach(f include/hilrig/frame.hpp lib/cmake/hilrig/hilrigConfig.cmake lib/cmake/hilrig/hilrigConfigVersion.cmake)
+foreach(f include/hilrig/core/frame.hpp lib/cmake/hilrig/hilrigConfig.cmake lib/cmake/hilrig/hilrigConfigVersion.cmake)
   if(NOT EXISTS "${prefix}/${f}")
     message(FATAL_ERROR "the staged install lacks ${f}")
   endif()

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "hilrig/config.hpp"
+#include "hilrig/core/config.hpp"
 
 using nlohmann::json;
 

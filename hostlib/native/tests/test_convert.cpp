@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "hilrig/convert.hpp"
+#include "hilrig/core/convert.hpp"
 
 #if __has_include(<SoapySDR/ConverterPrimitives.hpp>)
 #include <SoapySDR/ConverterPrimitives.hpp>

@@ -7,7 +7,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "hilrig/fault_plan.hpp"
+#include "hilrig/core/fault_plan.hpp"
 
 namespace {
 hilrig::StreamConfig cfg(unsigned channels = 2) {

@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "hilrig/histogram.hpp"
-#include "hilrig/pattern.hpp"
+#include "hilrig/core/histogram.hpp"
+#include "hilrig/core/pattern.hpp"
 
 using hilrig::SampleFormat;
 

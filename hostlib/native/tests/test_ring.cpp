@@ -8,8 +8,8 @@
 #include <random>
 #include <thread>
 
-#include "hilrig/clock.hpp"
-#include "hilrig/shm_ring.hpp"
+#include "hilrig/core/clock.hpp"
+#include "hilrig/io/shm_ring.hpp"
 
 namespace {
 void fill(std::uint8_t* p, std::uint32_t len, std::uint64_t n) {

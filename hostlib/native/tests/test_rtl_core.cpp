@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
-#include "hilrig/config.hpp"
-#include "hilrig/framer.hpp"
-#include "hilrig/rtl_core.hpp"
+#include "hilrig/core/config.hpp"
+#include "hilrig/core/framer.hpp"
+#include "hilrig/rtl/rtl_core.hpp"
 
 namespace hilrig {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <vector>
 
-#include "hilrig/framer.hpp"
-#include "hilrig/rx_check.hpp"
+#include "hilrig/core/framer.hpp"
+#include "hilrig/core/rx_check.hpp"
 
 namespace {
 using hilrig::RxChecker;

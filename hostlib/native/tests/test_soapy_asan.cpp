@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hilrig/clock.hpp"
-#include "hilrig/soapy_driver.hpp"
+#include "hilrig/core/clock.hpp"
+#include "hilrig/radio/soapy_driver.hpp"
 
 using nlohmann::json;
 

@@ -13,12 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hilrig/clock.hpp"
-#include "hilrig/config.hpp"
-#include "hilrig/pattern.hpp"
-#include "hilrig/radio_stream.hpp"
-#include "hilrig/sim_device.hpp"
-#include "hilrig/streams.hpp"
+#include "hilrig/core/clock.hpp"
+#include "hilrig/core/config.hpp"
+#include "hilrig/core/pattern.hpp"
+#include "hilrig/radio/radio_stream.hpp"
+#include "hilrig/sim/sim_device.hpp"
+#include "hilrig/io/streams.hpp"
 
 using nlohmann::json;
 

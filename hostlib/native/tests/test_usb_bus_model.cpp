@@ -3,7 +3,7 @@
 // device FIFO) shows up where it should.
 #include <gtest/gtest.h>
 
-#include "hilrig/usb_bus_model.hpp"
+#include "hilrig/usb/usb_bus_model.hpp"
 
 namespace {
 using namespace hilrig;

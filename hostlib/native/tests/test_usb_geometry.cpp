@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "hilrig/usb_engine.hpp"
+#include "hilrig/usb/usb_engine.hpp"
 
 namespace {
 using namespace hilrig;
@@ -72,3 +72,14 @@ TEST(UsbGeometry, LinkConfigParsesAndNamesBadKeys) {
 }
 
 }  // namespace
+
+// The engine's link config and the stream config's usb transport default to the one table.
+TEST(UsbDefaults, EngineAndStreamConfigTakeTheCoresTable) {
+  const hilrig::UsbLinkConfig parsed = hilrig::parse_usb_link({{"kind", "usb"}});
+  EXPECT_EQ(parsed.transfer_bytes, hilrig::defaults::kUsbTransferBytes);
+  EXPECT_EQ(parsed.transfers, hilrig::defaults::kUsbTransfers);
+  const hilrig::TransportSpec t;
+  EXPECT_EQ(t.link, hilrig::defaults::kUsbLink);
+  EXPECT_EQ(t.transfer_bytes, hilrig::defaults::kUsbTransferBytes);
+  EXPECT_EQ(t.transfers, hilrig::defaults::kUsbTransfers);
+}

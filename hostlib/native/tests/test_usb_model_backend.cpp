@@ -5,8 +5,8 @@
 #include <chrono>
 #include <thread>
 
-#include "hilrig/clock.hpp"
-#include "hilrig/usb_model_backend.hpp"
+#include "hilrig/core/clock.hpp"
+#include "hilrig/usb/usb_model_backend.hpp"
 
 namespace {
 using namespace hilrig;

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "hilrig/usb_sim_channel.hpp"
+#include "hilrig/usb/usb_sim_channel.hpp"
 
 namespace {
 using namespace hilrig;

@@ -10,8 +10,8 @@
 #include <functional>
 #include <thread>
 
-#include "hilrig/usb_engine.hpp"
-#include "hilrig/usb_libusb.hpp"
+#include "hilrig/usb/usb_engine.hpp"
+#include "hilrig/usb/usb_libusb.hpp"
 #include "usb_mock_device.hpp"
 
 namespace {

@@ -17,9 +17,9 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "hilrig/clock.hpp"
-#include "hilrig/framer.hpp"
-#include "hilrig/rx_check.hpp"
+#include "hilrig/core/clock.hpp"
+#include "hilrig/core/framer.hpp"
+#include "hilrig/core/rx_check.hpp"
 
 namespace hilrig_test {
 using namespace hilrig;

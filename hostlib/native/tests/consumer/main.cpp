@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "hilrig/frame.hpp"
-#include "hilrig/pattern.hpp"
+#include "hilrig/core/frame.hpp"
+#include "hilrig/core/pattern.hpp"
 
 int main() {
   using namespace hilrig;

@@ -1,0 +1,333 @@
+#include "hilrig/core/config.hpp"
+#include "hilrig/io/shm_ring.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+namespace hilrig {
+namespace {
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& where, const std::string& msg) {
+  throw std::invalid_argument(where + ": " + msg);
+}
+
+const json& need(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j[key].is_null()) bad(where + "." + key, "is missing (every key of the config is required)");
+  return j[key];
+}
+double get_number(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  if (!v.is_number()) bad(where + "." + key, "must be a number, got " + v.dump());
+  return v.get<double>();
+}
+std::string get_string(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  if (!v.is_string()) bad(where + "." + key, "must be a string, got " + v.dump());
+  return v.get<std::string>();
+}
+bool get_bool(const json& j, const char* key, const std::string& where) {
+  const json& v = need(j, key, where);
+  if (!v.is_boolean()) bad(where + "." + key, "must be true or false, got " + v.dump());
+  return v.get<bool>();
+}
+std::uint64_t get_uint(const json& j, const char* key, std::uint64_t lo, std::uint64_t hi, const std::string& where) {
+  const json& v = need(j, key, where);
+  const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0) ||
+                     (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()) && v.get<double>() >= 0 &&
+                      v.get<double>() < 1.8e19);
+  const std::uint64_t u = !whole ? 0 : v.is_number_float() ? std::uint64_t(v.get<double>()) : v.get<std::uint64_t>();
+  if (!whole || u < lo || u > hi)
+    bad(where + "." + key, "must be a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
+  return u;
+}
+}  // namespace
+
+std::uint32_t StreamConfig::socket_buffer_for_rate() const {
+  const double frames_per_s = rate_sps / double(samples_per_frame());
+  const double want = frames_per_s * double(frame_bytes) * kSocketBufferSeconds;
+  std::uint32_t grown = want >= double(kSocketBufferMaxBytes) ? kSocketBufferMaxBytes : std::uint32_t(want);
+  return std::max(transport.socket_buffer_bytes, grown);
+}
+
+std::uint32_t StreamConfig::ring_slots_for_rate() const {
+  const double frames_per_s = rate_sps / double(samples_per_frame());
+  const std::uint64_t slot_bytes = ShmRing::slot_stride_for(frame_bytes) + sizeof(std::uint32_t);  // stride + length
+  const double cap = double(std::max<std::uint64_t>(kRingMaxBytes / slot_bytes, 2));
+  const double want = std::min(std::ceil(frames_per_s * kRingSeconds), cap);
+  return std::max(transport.slots, std::uint32_t(want));
+}
+
+const char* direction_name(Direction d) {
+  switch (d) {
+    case Direction::rx: return "rx";
+    case Direction::tx: return "tx";
+    case Direction::rx_tx: return "rx+tx";
+    default: return "loopback";
+  }
+}
+const char* transport_kind_name(TransportKind k) {
+  return k == TransportKind::udp ? "udp" : k == TransportKind::shm ? "shm" : "usb";
+}
+TransportKind parse_transport_kind(const std::string& s, const std::string& where) {
+  if (s == "udp") return TransportKind::udp;
+  if (s == "shm") return TransportKind::shm;
+  if (s == "usb") return TransportKind::usb;
+  bad(where, "must be \"udp\", \"shm\" or \"usb\", got \"" + s + "\"");
+}
+
+StreamConfig default_stream_config(TransportKind kind, std::uint32_t frame_bytes) {
+  StreamConfig c;
+  c.frame_bytes = frame_bytes;
+  c.transport.kind = kind;
+  c.transport.slots = defaults::ring_slots(frame_bytes);
+  return c;
+}
+
+SimConfig default_sim_config(TransportKind kind, std::uint32_t frame_bytes) {
+  SimConfig s;
+  s.stream = default_stream_config(kind, frame_bytes);
+  s.fifo_frames = defaults::fifo_frames(frame_bytes);
+  return s;
+}
+
+// ---------------------------------------------------------------- to_json
+
+json to_json(const TransportSpec& t) {
+  if (t.kind == TransportKind::udp)
+    return {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes", t.socket_buffer_bytes},
+            {"gso", t.gso}, {"gro", t.gro}, {"busy_poll", t.busy_poll}};
+  if (t.kind == TransportKind::usb)
+    return {{"kind", "usb"}, {"link", t.link}, {"transfer_bytes", t.transfer_bytes}, {"transfers", t.transfers}};
+  return {{"kind", "shm"}, {"path", t.path}, {"slots", t.slots}};
+}
+
+json to_json(const StreamConfig& c) {
+  return {{"direction", direction_name(c.direction)},
+          {"channels", c.channels},
+          {"sample_format", sample_format_name(c.sample_format)},
+          {"rate_sps", c.rate_sps},
+          {"frame_bytes", c.frame_bytes},
+          {"transport", to_json(c.transport)},
+          {"pattern", c.pattern},
+          {"stream_id", c.stream_id},
+          {"crc", c.crc},
+          {"tx_lead_frames", c.tx_lead_frames}};
+}
+
+json to_json(const FaultSpec& f) {
+  return {{"seed", f.seed},
+          {"drop_frames", f.drop_frames},
+          {"corrupt_samples", f.corrupt_samples},
+          {"duplicate_frames", f.duplicate_frames},
+          {"reorder_frames", f.reorder_frames},
+          {"stall_ms", f.stall_ms},
+          {"window_frames", f.window_frames},
+          {"die_after_ms", f.die_after_ms}};
+}
+
+json to_json(const SimConfig& c) {
+  json j = to_json(c.stream);
+  j["master_clock_hz"] = c.master_clock_hz;
+  j["fifo_frames"] = c.fifo_frames;
+  j["faults"] = to_json(c.faults);
+  return j;
+}
+
+// ---------------------------------------------------------------- from_json
+
+TransportSpec transport_from_json(const json& t, const std::string& where) {
+  if (!t.is_object()) bad(where, "must be an object like {\"kind\": \"udp\", ...}");
+  TransportSpec s;
+  s.kind = parse_transport_kind(get_string(t, "kind", where), where + ".kind");
+  if (s.kind == TransportKind::udp) {
+    s.host = get_string(t, "host", where);
+    s.port = std::uint16_t(get_uint(t, "port", 0, 65535, where));
+    s.socket_buffer_bytes = std::uint32_t(get_uint(t, "socket_buffer_bytes", 0, 1u << 30, where));
+    s.gso = get_bool(t, "gso", where);
+    s.gro = get_bool(t, "gro", where);
+    s.busy_poll = get_bool(t, "busy_poll", where);
+  } else if (s.kind == TransportKind::usb) {
+    s.link = get_string(t, "link", where);
+    if (s.link != "usb2" && s.link != "usb3") bad(where + ".link", "must be \"usb2\" or \"usb3\", got \"" + s.link + "\"");
+    s.transfer_bytes = std::uint32_t(get_uint(t, "transfer_bytes", 512, 64u << 20, where));
+    s.transfers = std::uint32_t(get_uint(t, "transfers", 1, 4096, where));
+  } else {
+    s.path = get_string(t, "path", where);
+    s.slots = std::uint32_t(get_uint(t, "slots", 2, 1u << 20, where));
+  }
+  return s;
+}
+
+TransportSpec transport_at_endpoint(const TransportSpec& base, const json& ep, const std::string& where) {
+  if (!ep.is_object()) bad(where, "must be an endpoint object like {\"kind\": \"udp\", \"host\": .., \"port\": ..}");
+  TransportSpec s = base;
+  if (parse_transport_kind(get_string(ep, "kind", where), where + ".kind") != base.kind)
+    bad(where + ".kind", std::string("must match the stream's transport kind \"") + transport_kind_name(base.kind) + "\"");
+  if (s.kind == TransportKind::udp) {
+    s.host = get_string(ep, "host", where);
+    s.port = std::uint16_t(get_uint(ep, "port", 0, 65535, where));
+  } else if (s.kind == TransportKind::usb) {
+    // The USB link's endpoint is the shared channel (UsbSimBackend reads it); the spec keeps its keys.
+  } else {
+    s.path = get_string(ep, "path", where);
+    if (ep.contains("slots")) s.slots = std::uint32_t(get_uint(ep, "slots", 2, 1u << 20, where));
+  }
+  return s;
+}
+
+StreamConfig stream_config_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, "must be an object");
+  StreamConfig c;
+  const std::string dir = get_string(j, "direction", where);
+  if (dir == "rx") c.direction = Direction::rx;
+  else if (dir == "tx") c.direction = Direction::tx;
+  else if (dir == "loopback") c.direction = Direction::loopback;
+  else if (dir == "rx+tx") c.direction = Direction::rx_tx;
+  else bad(where + ".direction", "must be rx, tx, loopback or rx+tx, got \"" + dir + "\"");
+  c.channels = unsigned(get_uint(j, "channels", 1, 255, where));
+  try {
+    c.sample_format = parse_sample_format(get_string(j, "sample_format", where));
+  } catch (const std::invalid_argument& e) {
+    bad(where + ".sample_format", e.what());
+  }
+  c.rate_sps = get_number(j, "rate_sps", where);
+  if (!(c.rate_sps > 0) || !std::isfinite(c.rate_sps)) bad(where + ".rate_sps", "must be > 0");
+  c.frame_bytes = std::uint32_t(get_uint(j, "frame_bytes", kFrameHeaderBytes + 1, 1u << 24, where));
+  if (c.samples_per_frame() == 0)
+    bad(where + ".frame_bytes", "too small: " + std::to_string(c.frame_bytes) + " leaves no room for one sample of " +
+                                    std::to_string(c.channels) + " channel(s) after the 48-byte header");
+  c.transport = transport_from_json(need(j, "transport", where), where + ".transport");
+  if (c.transport.kind == TransportKind::udp && c.frame_bytes > defaults::kUdpMaxFrameBytes)
+    bad(where + ".frame_bytes", "must be <= " + std::to_string(defaults::kUdpMaxFrameBytes) +
+                                    " for udp (one datagram per frame), got " + std::to_string(c.frame_bytes));
+  c.pattern = get_string(j, "pattern", where);
+  if (c.pattern != "counter") bad(where + ".pattern", "only \"counter\" is implemented, got \"" + c.pattern + "\"");
+  c.stream_id = std::uint16_t(get_uint(j, "stream_id", 0, 65535, where));
+  c.crc = get_bool(j, "crc", where);
+  c.tx_lead_frames = std::uint32_t(get_uint(j, "tx_lead_frames", 0, 1u << 16, where));
+  return c;
+}
+
+FaultSpec faults_from_json(const json& f, const std::string& where) {
+  if (!f.is_object()) bad(where, "must be an object");
+  for (auto it = f.begin(); it != f.end(); ++it)
+    if (std::none_of(std::begin(kFaultKeys), std::end(kFaultKeys), [&](const char* k) { return it.key() == k; })) {
+      std::string allowed;
+      for (const char* k : kFaultKeys) allowed += std::string(allowed.empty() ? "" : ", ") + k;
+      bad(where + "." + it.key(), "unknown fault (allowed: " + allowed + ")");
+    }
+  FaultSpec s;
+  s.seed = get_uint(f, "seed", 0, ~std::uint64_t(0), where);
+  for (auto [key, field] : {std::pair{"drop_frames", &s.drop_frames}, std::pair{"corrupt_samples", &s.corrupt_samples},
+                            std::pair{"duplicate_frames", &s.duplicate_frames},
+                            std::pair{"reorder_frames", &s.reorder_frames}})
+    *field = get_uint(f, key, 0, 1000000, where);
+  s.stall_ms = get_uint(f, "stall_ms", 0, 60000, where);
+  s.window_frames = get_uint(f, "window_frames", 0, std::uint64_t(1) << 48, where);
+  s.die_after_ms = get_uint(f, "die_after_ms", 0, 3'600'000, where);
+  return s;
+}
+
+SimConfig sim_config_from_json(const json& j, const std::string& where) {
+  SimConfig c;
+  c.stream = stream_config_from_json(j, where);
+  c.master_clock_hz = get_number(j, "master_clock_hz", where);
+  if (!(c.master_clock_hz > 0) || !std::isfinite(c.master_clock_hz)) bad(where + ".master_clock_hz", "must be > 0");
+  c.fifo_frames = std::uint32_t(get_uint(j, "fifo_frames", 1, defaults::kFifoMaxFrames, where));
+  c.faults = faults_from_json(need(j, "faults", where), where + ".faults");
+  return c;
+}
+
+// ---------------------------------------------------------------- SoapySDR stream args
+
+const std::vector<StreamArg>& stream_args() {
+  static const std::vector<StreamArg> table = {
+      {"WIRE", "/sample_format", StreamArg::kString, "sample format between simulator and host", {"sc16", "sc8"}},
+      {"transport", "/transport/kind", StreamArg::kString, "link between simulator and host", {"udp", "shm"}},
+      {"frame_bytes", "/frame_bytes", StreamArg::kInt, "whole frame incl. 48-byte header (the MTU follows)", {}},
+      {"host", "/transport/host", StreamArg::kString, "udp: address the host receiver binds", {}},
+      {"socket_buffer_bytes", "/transport/socket_buffer_bytes", StreamArg::kInt,
+       "udp: SO_RCVBUF/SO_SNDBUF request (grown to 50 ms of the rate)", {}},
+      {"gso", "/transport/gso", StreamArg::kBool, "udp: UDP_SEGMENT send batches", {}},
+      {"gro", "/transport/gro", StreamArg::kBool, "udp: UDP_GRO coalesced receives", {}},
+      {"busy_poll", "/transport/busy_poll", StreamArg::kBool, "udp: spin on the socket", {}},
+      {"slots", "/transport/slots", StreamArg::kInt, "shm: ring slots (default: 8 MiB worth of frames)", {}},
+      {"fifo_frames", "/fifo_frames", StreamArg::kInt, "simulator device FIFO in frames (default: 128 MiB worth)", {}},
+      {"fault_seed", "/faults/seed", StreamArg::kInt, "seed of the injected faults", {}},
+      {"drop_frames", "/faults/drop_frames", StreamArg::kInt, "fault injection: frames dropped", {}},
+      {"corrupt_samples", "/faults/corrupt_samples", StreamArg::kInt, "fault injection: samples corrupted", {}},
+      {"duplicate_frames", "/faults/duplicate_frames", StreamArg::kInt, "fault injection: frames duplicated", {}},
+      {"reorder_frames", "/faults/reorder_frames", StreamArg::kInt, "fault injection: frames swapped with the next", {}},
+      {"stall_ms", "/faults/stall_ms", StreamArg::kInt, "fault injection (TX): the device stops consuming once", {}},
+      {"fault_window_frames", "/faults/window_frames", StreamArg::kInt,
+       "faults are placed on frames [16, this); 0 = compact placement", {}},
+      {"die_after_ms", "/faults/die_after_ms", StreamArg::kInt,
+       "fault injection: the simulator process kills itself this long after start (device gone); 0 = never", {}},
+  };
+  return table;
+}
+
+SimConfig sim_config_from_args(const std::map<std::string, std::string>& args, Direction direction, unsigned channels,
+                               double rate_sps, double master_clock_hz) {
+  auto find = [&](const char* key) -> const StreamArg& {
+    for (const StreamArg& a : stream_args())
+      if (std::string(a.key) == key) return a;
+    throw std::logic_error(key);
+  };
+  // The defaults for this transport and frame size, then each arg at its place.
+  TransportKind kind = TransportKind::udp;
+  std::uint32_t frame_bytes = defaults::kFrameBytes;
+  json j;
+  auto value_of = [&](const StreamArg& a, const std::string& text) -> json {
+    const std::string where = std::string("stream arg ") + a.key + "=" + text;
+    if (a.type == StreamArg::kString) {
+      if (!a.options.empty() && std::find(a.options.begin(), a.options.end(), text) == a.options.end())
+        bad(where, "not one of the allowed values");
+      return text;
+    }
+    if (a.type == StreamArg::kBool) {
+      if (text == "true" || text == "1") return true;
+      if (text == "false" || text == "0") return false;
+      bad(where, "must be true/false/1/0");
+    }
+    try {
+      std::size_t pos = 0;
+      const long long v = std::stoll(text, &pos);
+      if (pos != text.size() || v < 0) throw std::invalid_argument("not a whole number");
+      return std::uint64_t(v);
+    } catch (const std::exception&) {
+      bad(where, "must be a whole number >= 0");
+    }
+  };
+  if (auto it = args.find("transport"); it != args.end())
+    kind = parse_transport_kind(value_of(find("transport"), it->second).get<std::string>(), "stream arg transport");
+  if (kind == TransportKind::usb) bad("stream arg transport=usb", "driver=hilrig streams over udp or shm");
+  if (auto it = args.find("frame_bytes"); it != args.end())
+    frame_bytes = std::uint32_t(std::min<std::uint64_t>(value_of(find("frame_bytes"), it->second).get<std::uint64_t>(), 1u << 25));
+  SimConfig d = default_sim_config(kind, frame_bytes);
+  d.stream.direction = direction;
+  d.stream.channels = channels;
+  d.stream.rate_sps = rate_sps;
+  d.master_clock_hz = master_clock_hz;
+  j = to_json(d);
+  for (const auto& [key, text] : args) {
+    const StreamArg* arg = nullptr;
+    for (const StreamArg& a : stream_args())
+      if (key == a.key) arg = &a;
+    if (!arg) {
+      std::string allowed;
+      for (const StreamArg& a : stream_args()) allowed += std::string(allowed.empty() ? "" : ", ") + a.key;
+      bad("stream arg " + key, "unknown to driver=hilrig (allowed: " + allowed + ")");
+    }
+    const json::json_pointer ptr(arg->pointer);
+    if (!j.contains(ptr))
+      bad("stream arg " + key, std::string("does not apply to transport=") + transport_kind_name(kind));
+    j[ptr] = value_of(*arg, text);
+  }
+  return sim_config_from_json(j, "stream args");
+}
+
+}  // namespace hilrig

@@ -1,0 +1,167 @@
+// The one stream config: its fields, its defaults (defined here and nowhere else),
+// its JSON form. Used by RxStream/TxStream (host), the simulator's configure, the
+// SoapySDR module's stream args and Python (hostlib.transports reads the defaults
+// through hostlib._native). docs/architecture.md "Stream config" lists every key.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hilrig/core/frame.hpp"
+
+namespace hilrig {
+
+// Every default of the stream config, once.
+namespace defaults {
+inline constexpr std::uint32_t kFrameBytes = 8000;              // whole frame incl. the 48-byte header
+inline constexpr std::uint32_t kUdpMaxFrameBytes = 65507;       // largest IPv4 UDP payload (65535 - 8 - 20)
+inline constexpr std::uint32_t kSocketBufferBytes = 4u << 20;   // SO_RCVBUF/SO_SNDBUF request (grown to the rate)
+inline constexpr std::uint64_t kRingBytes = 8u << 20;           // shm ring: slots = this / frame_bytes ...
+inline constexpr std::uint32_t kRingMinSlots = 16, kRingMaxSlots = 65536;  // ... within these bounds
+// Simulator device FIFO: 128 MiB worth of frames, like the DRAM FIFO of an X310-class
+// radio (~32 ms at 1 GS/s sc16: rides out the ~10 ms stalls of a shared VM, still
+// overflows within a second when the host cannot keep up); at least kFifoMinFrames.
+inline constexpr std::uint64_t kFifoBytes = 128ull << 20;
+inline constexpr std::uint32_t kFifoMinFrames = 16;
+inline constexpr std::uint32_t kFifoMaxFrames = 1u << 20;  // the most the simulator accepts (fifo_frames)
+inline constexpr double kRateSps = 10e6;
+inline constexpr double kMasterClockHz = 200e6;
+inline constexpr const char* kHost = "127.0.0.1";
+inline constexpr std::uint64_t kFaultSeed = 1;
+// USB (docs/usb.md): the bus, and the host's bulk transfers: N of S bytes in flight per direction.
+inline constexpr const char* kUsbLink = "usb2";
+inline constexpr std::uint32_t kUsbTransferBytes = 16384, kUsbTransfers = 16;
+
+constexpr std::uint32_t ring_slots(std::uint32_t frame_bytes) {
+  const std::uint64_t s = kRingBytes / (frame_bytes ? frame_bytes : 1);
+  return std::uint32_t(s < kRingMinSlots ? kRingMinSlots : s > kRingMaxSlots ? kRingMaxSlots : s);
+}
+constexpr std::uint32_t fifo_frames(std::uint32_t frame_bytes) {
+  const std::uint64_t f = kFifoBytes / (frame_bytes ? frame_bytes : 1);
+  return std::uint32_t(f < kFifoMinFrames ? kFifoMinFrames : f > kFifoMaxFrames ? kFifoMaxFrames : f);
+}
+}  // namespace defaults
+
+// rx_tx ("rx+tx"): independent RX and TX streams at once on one device (not an echo).
+enum class Direction { rx, tx, loopback, rx_tx };
+enum class TransportKind { udp, shm, usb };  // usb: the simulator's USB link (docs/usb.md)
+
+struct TransportSpec {
+  TransportKind kind = TransportKind::udp;
+  std::string host = defaults::kHost;
+  std::uint16_t port = 0;
+  std::uint32_t socket_buffer_bytes = defaults::kSocketBufferBytes;  // at least; grown to the rate (socket_buffer_for_rate)
+  bool gso = true;        // udp send: UDP_SEGMENT batches when the kernel takes them
+  bool gro = true;        // udp receive: UDP_GRO coalesced receives when the kernel takes them
+  bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
+  std::string path;        // shm: "/proc/<pid>/fd/<n>"; empty = create a ring here
+  std::uint32_t slots = defaults::ring_slots(defaults::kFrameBytes);
+  // usb (the simulator's USB link; the host side is a UsbEngine, docs/usb.md): the bus
+  // ("usb2" | "usb3") and the host's transfers (N x S bytes in flight per direction).
+  std::string link = defaults::kUsbLink;
+  std::uint32_t transfer_bytes = defaults::kUsbTransferBytes, transfers = defaults::kUsbTransfers;
+};
+
+struct StreamConfig {
+  Direction direction = Direction::rx;
+  unsigned channels = 1;
+  SampleFormat sample_format = SampleFormat::sc16;
+  double rate_sps = defaults::kRateSps;
+  std::uint32_t frame_bytes = defaults::kFrameBytes;  // whole frame incl. the 48-byte header
+  TransportSpec transport;
+  std::string pattern = "counter";
+  std::uint16_t stream_id = 0;
+  bool crc = false;
+  std::uint32_t tx_lead_frames = 0;  // TX: frames sent ahead of the rate clock; 0 = automatic
+
+  // Derived: the payload is the largest whole number of ticks that fits frame_bytes.
+  std::uint32_t tick_bytes() const { return bytes_per_sample(sample_format) * channels; }
+  std::uint32_t samples_per_frame() const { return (frame_bytes - std::uint32_t(kFrameHeaderBytes)) / tick_bytes(); }
+  std::uint32_t payload_bytes() const { return samples_per_frame() * tick_bytes(); }
+  std::uint32_t words_per_frame() const { return samples_per_frame() * channels; }
+  // Socket buffer for this stream: the configured bytes, grown to hold
+  // kSocketBufferSeconds of the stream at rate_sps (capped at kSocketBufferMaxBytes,
+  // what UHD's docs ask rmem_max to allow), so a scheduling hiccup is absorbed.
+  static constexpr double kSocketBufferSeconds = 0.05;
+  static constexpr std::uint32_t kSocketBufferMaxBytes = 32u << 20;
+  std::uint32_t socket_buffer_for_rate() const;
+  // Slots of a host receive ring: the configured slots, grown to kRingSeconds of the
+  // stream (at most kRingMaxBytes). A ring of only ~2 ms couples producer and consumer:
+  // after any stall they catch up in lock step, waking each other every batch, and
+  // on a VM those wake-ups are slow enough that the backlog never drains (issue 4).
+  static constexpr double kRingSeconds = 0.05;
+  static constexpr std::uint64_t kRingMaxBytes = 256ull << 20;
+  std::uint32_t ring_slots_for_rate() const;
+};
+
+// Seeded faults the simulator injects (docs/architecture.md "Simulator"): on the
+// direction of the stream (RX: what it sends; TX/loopback: what it receives).
+struct FaultSpec {
+  std::uint64_t seed = defaults::kFaultSeed;
+  std::uint64_t drop_frames = 0, corrupt_samples = 0, duplicate_frames = 0, reorder_frames = 0;
+  std::uint64_t stall_ms = 0;       // TX/loopback: the device stops consuming once for this long
+  std::uint64_t window_frames = 0;  // faults are placed on seq [16, window_frames); 0 = compact placement
+  std::uint64_t die_after_ms = 0;   // hilrig-sim kills itself (SIGKILL) this long after start: the device is gone; 0 = never
+  bool any() const { return drop_frames || corrupt_samples || duplicate_frames || reorder_frames || stall_ms; }
+};
+// The fault keys, in JSON order: one list for the simulator, the SoapySDR module and Python.
+inline constexpr const char* kFaultKeys[] = {"seed",           "drop_frames", "corrupt_samples", "duplicate_frames",
+                                             "reorder_frames", "stall_ms",    "window_frames",  "die_after_ms"};
+
+// What hilrig-sim's configure takes: the stream plus the device's own settings.
+struct SimConfig {
+  StreamConfig stream;
+  double master_clock_hz = defaults::kMasterClockHz;
+  std::uint32_t fifo_frames = defaults::fifo_frames(defaults::kFrameBytes);
+  FaultSpec faults;
+};
+
+// A config with every default for this transport and frame size (slots and FIFO
+// depth follow the frame size).
+StreamConfig default_stream_config(TransportKind kind, std::uint32_t frame_bytes = defaults::kFrameBytes);
+SimConfig default_sim_config(TransportKind kind, std::uint32_t frame_bytes = defaults::kFrameBytes);
+
+// JSON round trip. to_json writes every key; the parsers require every key (a
+// missing key is an error naming it, never a silent default) and check ranges;
+// they throw std::invalid_argument naming the key and what is allowed.
+nlohmann::json to_json(const StreamConfig& c);
+nlohmann::json to_json(const TransportSpec& t);
+nlohmann::json to_json(const FaultSpec& f);
+nlohmann::json to_json(const SimConfig& c);  // the stream keys + master_clock_hz, fifo_frames, faults
+StreamConfig stream_config_from_json(const nlohmann::json& j, const std::string& where = "stream config");
+TransportSpec transport_from_json(const nlohmann::json& j, const std::string& where);
+FaultSpec faults_from_json(const nlohmann::json& j, const std::string& where = "faults");
+SimConfig sim_config_from_json(const nlohmann::json& j, const std::string& where = "configure");
+// An endpoint (RxStream::endpoint(), the simulator's answer) applied to a complete
+// transport: kind must match; udp takes host/port, shm path (and slots when given);
+// every other field keeps base's value.
+TransportSpec transport_at_endpoint(const TransportSpec& base, const nlohmann::json& endpoint, const std::string& where);
+
+// The stream args of the SoapySDR module driver=hilrig, generated from the config
+// above: key, JSON pointer into to_json(SimConfig), type, what it is.
+struct StreamArg {
+  const char* key;
+  const char* pointer;  // e.g. "/transport/slots"
+  enum Type { kInt, kString, kBool } type;
+  const char* description;
+  std::vector<std::string> options;
+};
+const std::vector<StreamArg>& stream_args();
+// SimConfig from SoapySDR-style string args (unknown keys and bad values throw).
+SimConfig sim_config_from_args(const std::map<std::string, std::string>& args, Direction direction, unsigned channels,
+                               double rate_sps, double master_clock_hz);
+
+const char* direction_name(Direction d);
+const char* transport_kind_name(TransportKind k);
+TransportKind parse_transport_kind(const std::string& s, const std::string& where);
+
+}  // namespace hilrig
+
+namespace hilrig {
+// Older names of the strict parsers.
+inline StreamConfig parse_stream_config(const nlohmann::json& j) { return stream_config_from_json(j); }
+inline TransportSpec parse_transport(const nlohmann::json& j, const char* where) { return transport_from_json(j, where); }
+}  // namespace hilrig

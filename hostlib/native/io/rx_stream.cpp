@@ -1,0 +1,62 @@
+#include <pthread.h>
+#include <time.h>
+
+#include "hilrig/core/clock.hpp"
+#include "hilrig/io/streams.hpp"
+
+namespace hilrig {
+
+std::uint64_t thread_cpu_ns(std::thread& t) {
+  if (!t.joinable()) return 0;
+  clockid_t cid;
+  timespec ts{};
+  if (pthread_getcpuclockid(t.native_handle(), &cid) != 0 || clock_gettime(cid, &ts) != 0) return 0;
+  return std::uint64_t(ts.tv_sec) * 1'000'000'000ull + std::uint64_t(ts.tv_nsec);
+}
+
+void StreamThread::stop() {
+  stop_.store(true);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) {
+    cpu_done_ns_ += thread_cpu_ns(thread_);
+    thread_.join();
+  }
+}
+
+std::uint64_t StreamThread::cpu_ns() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
+}
+
+RxStream::RxStream(const StreamConfig& cfg) : src_(cfg) {}
+
+RxStream::~RxStream() { stop(); }
+
+void RxStream::run() {
+  RxChecker check(c_);
+  FrameHeader h;
+  while (!thread_.stop_requested()) {
+    // Bounded so stop() is seen within 20 ms.
+    if (!src_.wait(20'000'000)) {
+      check.on_idle(now_ns(), kRecvTimeoutNs);
+      continue;
+    }
+    const std::uint64_t now = now_ns();
+    while (const FrameView f = src_.take()) {
+      if (f.malformed) check.on_malformed();
+      else check.on_frame(f.data, f.len, now, &h);
+      src_.release();
+    }
+    check.on_batch_done(now);
+  }
+  src_.release_batch();
+}
+
+nlohmann::json RxStream::stats() const {
+  nlohmann::json s = counters_json(c_);
+  s["thread_cpu_ns"] = thread_.cpu_ns();
+  s["warnings"] = warnings();
+  return s;
+}
+
+}  // namespace hilrig
