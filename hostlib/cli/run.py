@@ -13,8 +13,9 @@ from ..dsl import load_cases
 from ..results import render_verdict
 from ..results.record import Verdict
 from ..results.verdict import _STYLE
-from ..selection import Selection, estimated_seconds
+from ..selection import Selection
 from ..session import RunSession
+from .validate import estimated_seconds
 
 
 def stats_line(row: dict) -> str:

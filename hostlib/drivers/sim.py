@@ -18,7 +18,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,8 @@ from .._exceptions import ConfigError, DeviceError, DeviceSilent, Infrastructure
 from .._installed import PACKAGE_DIR, packaged_executable
 from .._process import stop_process
 from ..engine.measure import SILENCE_CONFIRM_S, SilenceWatch
-from ..transports import native, sim_config
+from ..transports import agreed_config, native, sim_config, stream_config
+from ..transports.config import SimJson, StreamJson
 from ..transports.usb import MAX_PACKET_BYTES
 from .base import Driver, Snapshot, register_driver
 
@@ -175,7 +176,7 @@ class SimProcess:
         self._stderr.close()
 
 
-def _host_stream(make: Any, cfg: dict, case: Any, role: str) -> Any:
+def _host_stream(make: Any, cfg: Mapping[str, object], case: Any, role: str) -> Any:
     """A native host stream; its errors become one-line hilrig errors naming the case
     (the core raises ValueError for a config it rejects, RuntimeError for a socket or ring)."""
     where = getattr(case, "location", None) or getattr(case, "name", "?")
@@ -201,7 +202,7 @@ class SimDriver(Driver):
         self.usb: Any = None  # transport usb: the host's UsbEngine over the simulator's USB link (docs/usb.md)
         self._direction = "rx"
         self._rings: list[Any] = []
-        self._config: dict = {}
+        self._config: Mapping[str, object] = {}
         self.effective_config: dict = {}
         self.fault_plan: dict = {}
         self.case: Any = None
@@ -235,7 +236,7 @@ class SimDriver(Driver):
         self.case = case
         self._silence = SilenceWatch(case)
         sim_cfg = sim_config(case, getattr(self.device, "fifo_frames", None))
-        cfg = {k: v for k, v in sim_cfg.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
+        cfg = stream_config(case)
         self._config = cfg
         kind = cfg["transport"]["kind"]
         direction = cfg["direction"]
@@ -258,7 +259,7 @@ class SimDriver(Driver):
         answer = self._running.request("configure", **sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
         # faults sit: the agreement test and the evidence read these.
-        self.effective_config = answer.get("config", {})
+        self.effective_config = agreed_config(sim_cfg, answer.get("config", {}))
         self.fault_plan = answer.get("fault_plan", {})
         if direction in ("tx", "loopback", "rx+tx"):
             dest = answer.get("endpoint")
@@ -266,7 +267,7 @@ class SimDriver(Driver):
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
             self.tx = _host_stream(nat.TxStream, {**leg_cfg("tx"), "dest": dest}, case, "sender")
 
-    def _configure_usb(self, case: Any, sim_cfg: dict, cfg: dict) -> None:
+    def _configure_usb(self, case: Any, sim_cfg: SimJson, cfg: StreamJson) -> None:
         """The simulator makes the USB link's shared channel; the host's UsbEngine
         (N transfers x S bytes in flight) submits into it, the simulator's bus model
         completes them."""
@@ -280,7 +281,7 @@ class SimDriver(Driver):
             where = getattr(case, "location", None) or case.name
             raise ConfigError(f"{where}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
         answer = self._running.request("configure", **sim_cfg)
-        self.effective_config = answer.get("config", {})
+        self.effective_config = agreed_config(sim_cfg, answer.get("config", {}))
         self.fault_plan = answer.get("fault_plan", {})
         endpoint = answer.get("endpoint") or {}
         if endpoint.get("kind") != "usb":

@@ -78,8 +78,8 @@ class SoapyDriver(RadioDriver):
         simulator link; other modules ignore keys they do not know), faults, then the
         case's own stream_args, which win."""
         t = case.transport
-        sa: dict[str, Any] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": t.frame_bytes}
-        opts = dict(t.options or {})
+        sa: dict[str, Any] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": case.frame_bytes}
+        opts = vars(t)   # the effective transport config (hostlib.transports.config)
         if t.kind == "udp":
             sa["socket_buffer_bytes"] = opts["socket_buffer_bytes"]   # complete: the loader filled the core's default
         elif t.kind == "shm":
@@ -87,7 +87,7 @@ class SoapyDriver(RadioDriver):
         fifo = getattr(case, "fifo_frames", None) or getattr(self.device, "fifo_frames", None)
         if fifo:
             sa["fifo_frames"] = fifo
-        faults = dict(getattr(case, "faults", None) or {})
+        faults = case.faults.to_json()
         # The module's stream args for the fault keys (hilrig::stream_args(): seed and
         # window_frames get a fault_ prefix); unset keys keep the core's defaults.
         for k, v in faults.items():

@@ -40,7 +40,7 @@ def describe_match(match: dict[str, Any]) -> str:
 def usb_transport(case: Any, device: Any) -> dict[str, Any]:
     """The native transport dict of a usb case on a usb rig entry."""
     args = getattr(device, "args", None) or {}
-    opts = case.transport.options
+    opts = vars(case.transport)   # the effective transport config (hostlib.transports.config)
     return {"kind": "usb", "transfer_bytes": int(opts["transfer_bytes"]), "transfers": int(opts["transfers"]),
             "framing": args.get("framing", "packed"), "endpoint_in": int(args.get("endpoint_in", 0x81)),
             "endpoint_out": int(args.get("endpoint_out", 0x01)), "device": usb_match(device)}
@@ -51,7 +51,7 @@ def geometry_problems(case: Any, device: Any) -> list[str]:
     native rules, with the max packet size the rig declares and the kernel's usbfs limit."""
     nat = native()
     directions = 2 if case.direction == "loopback" else 1
-    return list(nat.usb_geometry_problems(usb_transport(case, device), int(case.transport.frame_bytes),
+    return list(nat.usb_geometry_problems(usb_transport(case, device), int(case.frame_bytes),
                                           max_packet_bytes(getattr(device, "args", None) or {}), directions,
                                           int(nat.usbfs_memory_limit_bytes())))
 

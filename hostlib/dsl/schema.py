@@ -5,11 +5,12 @@ unit is reported by the same machinery (and at the same line) as a wrong type.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from hostlib.transports import stream_defaults
+from hostlib.transports.config import UsbLink
 from hostlib.units import UnitError, parse_quantity
 
 __all__ = [
@@ -52,7 +53,7 @@ def quantity(dimension: str, *, require_unit: bool = False, minimum: float | Non
              exclusive: bool = False, what: str = "", maximum: float | None = None) -> BeforeValidator:
     """A float field written with units of `dimension`, with optional bounds."""
 
-    def parse(value: Any) -> float:
+    def parse(value: object) -> float:
         number = parse_quantity(value, dimension, require_unit=require_unit)
         if minimum is not None and (number < minimum or (exclusive and number == minimum)):
             rel = "greater than" if exclusive else "at least"
@@ -67,7 +68,7 @@ def quantity(dimension: str, *, require_unit: bool = False, minimum: float | Non
 def int_quantity(dimension: str, *, minimum: int | None = None, maximum: int | None = None) -> BeforeValidator:
     """An integer field that may carry a unit ('8 KiB' for bytes)."""
 
-    def parse(value: Any) -> int:
+    def parse(value: object) -> int:
         if isinstance(value, float) and not value.is_integer():
             raise UnitError(f"{value!r} must be a whole number")
         number = parse_quantity(value, dimension)
@@ -110,17 +111,24 @@ class TransportModel(BaseModel):
     transfer_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=64 * 1024**2)] | None = None
     transfers: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = None
     buffer_bytes: Annotated[int, int_quantity("size", minimum=1)] | None = None
-    link: Literal["usb2", "usb3"] | None = None
+    link: UsbLink | None = None
 
 
 class FaultsModel(BaseModel):
+    """The core's fault keys (kFaultKeys, a test pins the two lists equal); a key left
+    out takes the core's default when the case is resolved."""
     model_config = _Strict
-    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 1
-    drop_frames: Count0 = 0
-    corrupt_samples: Count0 = 0
-    duplicate_frames: Count0 = 0
-    reorder_frames: Count0 = 0
-    die_after_ms: Count0 = 0    # the simulator kills itself this long after start (device gone mid-run)
+    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] | None = None
+    drop_frames: Count0 | None = None
+    corrupt_samples: Count0 | None = None
+    duplicate_frames: Count0 | None = None
+    reorder_frames: Count0 | None = None
+    stall_ms: Annotated[int, Field(strict=True, ge=0, le=60_000)] | None = None  # TX: the device stops consuming once
+    window_frames: Annotated[int, Field(strict=True, ge=0, le=2**48)] | None = None  # faults on seq [16, this)
+    die_after_ms: Annotated[int, Field(strict=True, ge=0, le=3_600_000)] | None = None  # the simulator dies mid-run
+
+    def given(self) -> dict[str, int]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
 Scalar = str | int | float | bool
@@ -182,7 +190,7 @@ class CaseModel(BaseModel):
     duration: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=MAX_DURATION_S)]
     warmup: Annotated[float, quantity("time", minimum=0, what=" s", maximum=MAX_WARMUP_S)] = 0.0
     pattern: Literal["counter"] = "counter"
-    thresholds: dict[str, Any] = Field(default_factory=dict)
+    thresholds: dict[str, object] = Field(default_factory=dict)   # parsed by hostlib.dsl.thresholds
     tags: list[NonEmpty] = Field(default_factory=list)
     timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s",
                                        maximum=MAX_TIMEOUT_S)] | None = None

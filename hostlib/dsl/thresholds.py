@@ -46,7 +46,7 @@ PARAMS: dict[str, tuple[str, Callable[[Case], float]]] = {
     "master_clock": ("frequency", lambda c: c.master_clock_hz),
     "duration": ("time", lambda c: c.duration_s),
     "channels": ("count", lambda c: float(c.channels)),
-    "frame_bytes": ("count", lambda c: float(c.transport.frame_bytes)),
+    "frame_bytes": ("count", lambda c: float(c.frame_bytes)),
     "samples_per_frame": ("count", lambda c: float(c.samples_per_frame)),
 }
 

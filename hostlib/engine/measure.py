@@ -130,8 +130,8 @@ def silence_limit_s(case: Any) -> float:
     frames_per_delivery = 1
     t = getattr(case, "transport", None)
     if t is not None and t.kind == "usb":
-        transfer_bytes = int(t.options.get("transfer_bytes") or t.frame_bytes)   # resolved by the loader
-        frames_per_delivery = max(1, transfer_bytes // int(t.frame_bytes))
+        transfer_bytes = int(vars(t).get("transfer_bytes") or case.frame_bytes)   # resolved by the loader
+        frames_per_delivery = max(1, transfer_bytes // int(case.frame_bytes))
     frame_period_s = case.samples_per_frame / float(case.rate_sps)
     return max(SILENCE_LIMIT_S, SILENCE_LIMIT_FRAMES * frames_per_delivery * frame_period_s)
 

@@ -15,11 +15,10 @@ from typing import Any
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, DeviceNotAttached, DeviceSilent, HilrigError
 from ..drivers import driver_class
 from ..drivers.base import Snapshot
-from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
+from ..dsl.case import DEFAULT_TIMEOUT_MARGIN_S
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
 from ..rig.lock import DeviceLock
-from ..rig.requires import unmet_requirement
 from . import measure
 from .search import run_search
 from .verdict import judge
@@ -39,7 +38,7 @@ def _check_device(case: Any, rig: Any):
         raise DeviceAbsent(
             f"rig {rig.name!r} has no device {case.device!r} (it has: {', '.join(sorted(rig.devices)) or 'none'})"
         )
-    reason = device.unsupported_reason(case)
+    reason = device.can_run(case).why_not
     if reason:
         raise DeviceAbsent(reason)
     return device
@@ -117,9 +116,6 @@ def _run_one(case: Any, rig: Any, *, run_id: str, progress: Callable[[dict], Non
             case = result.case = _reference_duration(case)
         device = _check_device(case, rig)
         result.driver = device.driver
-        unmet = unmet_requirement(case, device)
-        if unmet:
-            raise DeviceAbsent(unmet)
         driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
         lock = _lock_for(case, device)
         try:

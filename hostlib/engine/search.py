@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
+from ..dsl.case import default_timeout_s
 from ..results.record import CaseResult, Verdict
 from ..units import format_quantity
 from .measure import bytes_per_tick, legs_of
@@ -52,7 +52,7 @@ def candidate(case: Any, value: int, duration_s: float) -> Any:
     spec = case.search
     changes: dict[str, Any] = {
         spec.key: value, "rate_sps": case.master_clock_hz / value, "duration_s": duration_s, "search": None,
-        "timeout_s": duration_s + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S,
+        "timeout_s": default_timeout_s(duration_s, case.warmup_s),
     }
     other = "interpolation" if spec.key == "decimation" else "decimation"
     if getattr(case, other, None) is not None:

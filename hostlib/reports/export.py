@@ -39,7 +39,7 @@ def case_row(run: RunView, case) -> dict[str, Any]:
         "direction": c.get("direction") or "",
         "transport": transport.get("kind") if isinstance(transport, dict) else "",
         "channels": c.get("channels"),
-        "frame_bytes": transport.get("frame_bytes") if isinstance(transport, dict) else None,
+        "frame_bytes": c.get("frame_bytes") or (transport.get("frame_bytes") if isinstance(transport, dict) else None),
         "rate_sps": c.get("rate_sps"),
         "started_utc": case.get("started_utc") or "",
         "ended_utc": case.get("ended_utc") or "",

@@ -229,10 +229,11 @@ def usb_tables(run: RunView) -> list[UsbTable]:
     """One UsbTable per direction for the run's cases tagged usb-table that ran a search."""
     by_dir: dict[str, dict[tuple[int, int], CaseView]] = {}
     for c in run.cases:
-        options = ((c.case.get("transport") or {}).get("options") or {})
+        transport = c.case.get("transport") or {}
+        options = transport.get("options") or transport   # older evidence kept the usb keys under options
         if USB_TABLE_TAG not in (c.case.get("tags") or []) or "transfer_bytes" not in options:
             continue
-        key = (int(options["transfer_bytes"]), int(options.get("buffer_bytes") or 0))
+        key = (int(options["transfer_bytes"]), int(options["transfer_bytes"]) * int(options.get("transfers") or 0))
         by_dir.setdefault(str(c.case.get("direction")), {})[key] = c
     tables = []
     for direction in ("rx", "tx", "rx+tx"):

@@ -150,7 +150,7 @@ class CaseResult:
 # Fields of hostlib.dsl.Case that are derived from the YAML (raw holds the YAML itself).
 _CASE_FIELDS = (
     "name", "test_name", "source_file", "source_line", "device", "direction", "channels",
-    "sample_format", "master_clock_hz", "decimation", "interpolation", "rate_sps", "transport",
+    "sample_format", "master_clock_hz", "decimation", "interpolation", "rate_sps", "transport", "frame_bytes",
     "duration_s", "warmup_s", "pattern", "tags", "timeout_s", "faults", "sweep_point",
 )
 

@@ -179,7 +179,7 @@ class HilrigLibrary:
             except HilrigError as exc:
                 add_load_error_test(suite, str(exc), str(suite_dir))
             return
-        chosen = [t for t in tests if _case_of(t) is None or self._selection.matches(_case_of(t))]
+        chosen = [t for t in tests if (c := _case_of(t)) is None or self._selection.matches(c)]
         if len(chosen) != len(tests):
             suite.tests = chosen
 
