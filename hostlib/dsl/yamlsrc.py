@@ -117,11 +117,10 @@ def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
                                       f"nested deeper than {MAX_NESTING} levels; "
                                       "a case or rig file is a few levels deep")]
         except (YAMLError, ValueError, TypeError, OverflowError) as e:
-            # A value the constructor cannot build (e.g. a malformed timestamp).
+            # A value the constructor cannot build (e.g. a malformed timestamp); an error
+            # with a position is a MarkedYAMLError, above.
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
-            mark = getattr(e, "problem_mark", None)
-            return None, [ConfigIssue(file, mark.line + 1 if mark is not None else None, "",
-                                      f"YAML error: {first}")]
+            return None, [ConfigIssue(file, None, "", f"YAML error: {first}")]
     issues = [_warning_issue(file, w.message) for w in caught if isinstance(w.message, ReusedAnchorWarning)]
     issues += _shape_issues(file, tree)
     if issues:
