@@ -131,7 +131,18 @@ class FaultsModel(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-Scalar = str | int | float | bool
+def _scalar(value: object) -> object:
+    if value is None or isinstance(value, (dict, list)):
+        raise ValueError(f"must be a number, text or true/false, not {_yaml_kind(value)}")
+    return value
+
+
+def _yaml_kind(value: object) -> str:
+    return "empty" if value is None else "a mapping" if isinstance(value, dict) else "a list"
+
+
+# A device or stream arg: one plain value (reported once when it is not).
+ArgValue = Annotated[str | int | float | bool, BeforeValidator(_scalar)]
 # `direction: rx` and `direction: [rx, tx]` both mean a list.
 _one_or_list = BeforeValidator(lambda v: [v] if isinstance(v, str) else v)
 
@@ -147,8 +158,10 @@ class RequiresModel(BaseModel):
 
 
 class TransportArgsModel(BaseModel):
-    """Device transport args for real radios (UHD: multi_usrp::make args)."""
+    """Device transport args for real radios (UHD: multi_usrp::make args); keys beyond
+    these pass through to the radio's library, each one plain value."""
     model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+    __pydantic_extra__: dict[str, ArgValue] = Field(init=False)
     num_recv_frames: Count1 | None = None
     num_send_frames: Count1 | None = None
     recv_frame_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
@@ -197,7 +210,7 @@ class CaseModel(BaseModel):
     faults: FaultsModel = Field(default_factory=FaultsModel)
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     requires: RequiresModel | None = None
-    stream_args: dict[NonEmpty, Scalar] = Field(default_factory=dict)
+    stream_args: dict[NonEmpty, ArgValue] = Field(default_factory=dict)
     transport_args: TransportArgsModel | None = None
     # The host side of the stream: the native receiver, or a GNU Radio flowgraph
     # (rig_source -> pattern_check, gr_blocks/) with the same metrics.

@@ -133,3 +133,13 @@ def test_the_dsl_never_imports_upward():
     assert not upward
     transports = [p for p in files if "transports" in p.parts]
     assert not {f"{p.name}: {m}" for p in transports for m in _imports(p) if m.startswith("hostlib.dsl")}
+
+
+def test_a_pass_through_arg_is_one_plain_value(tmp_path):
+    from hostlib.dsl import validate_paths
+    p = tmp_path / "c.yaml"
+    p.write_text(CASE.format(kind="udp", direction="rx", divider="decimation",
+                             extra="transport_args:\n  num_recv_frames: 64\n  dpdk_corelist: [2, 3]"))
+    _, issues = validate_paths([p])
+    assert [(i.line, i.field) for i in issues] == [(11, "transport_args.dpdk_corelist")], issues
+    assert "must be a number, text or true/false, not a list" in issues[0].message
