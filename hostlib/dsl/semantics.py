@@ -51,6 +51,13 @@ _SEARCH_KEYS: dict[str, tuple[Literal["decimation", "interpolation"], ...]] = {
     "loopback": ("decimation", "interpolation"), "rx+tx": ("decimation", "interpolation")}
 
 
+def _divider(m: CaseModel, key: Literal["decimation", "interpolation"]) -> int | None:
+    return m.decimation if key == "decimation" else m.interpolation
+
+
+_DIVIDERS: tuple[Literal["decimation", "interpolation"], ...] = ("decimation", "interpolation")
+
+
 def _search_values(m: CaseModel, key: Literal["decimation", "interpolation"]) -> list[int] | SearchRangeModel | None:
     if m.search is None:
         return None
@@ -97,13 +104,6 @@ def search_spec(m: CaseModel) -> tuple[SearchSpec | None, list[Err]]:
         errs.append((("search", "step"), f"step {m.search.step:g} s is longer than the confirmation run "
                      f"(duration {m.duration:g} s); steps are the short part of a search"))
     return (None if errs else SearchSpec(key, tuple(values), float(m.search.step))), errs
-
-
-def _divider(m: CaseModel, key: Literal["decimation", "interpolation"]) -> int | None:
-    return m.decimation if key == "decimation" else m.interpolation
-
-
-_DIVIDERS: tuple[Literal["decimation", "interpolation"], ...] = ("decimation", "interpolation")
 
 
 def at_highest_candidate(m: CaseModel) -> CaseModel:
