@@ -25,23 +25,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-__all__ = ["Selection", "case_tags", "estimated_seconds"]
+from .dsl.case import Case
 
-# What a case costs beyond its measured window: driver open, simulator start, first data,
-# stop and drain (measured on the sim rig: 0.3-0.8 s; a USRP's open adds a few seconds).
-SETUP_OVERHEAD_S = {"sim": 1.0, "soapy": 2.0, "uhd": 5.0}
+__all__ = ["Selection", "case_tags"]
+
 OPT_IN_TAG = "grid"   # cases that run only when asked for by this tag (or by name)
 
 
-def case_tags(case: Any) -> list[str]:
+def case_tags(case: Case) -> list[str]:
     """The tags of a case as every front-end shows and selects them."""
     return [
         f"device:{case.device}",
         f"transport:{case.transport.kind}",
         f"direction:{case.direction}",
-        *[str(t) for t in (case.tags or ())],
+        *case.tags,
     ]
 
 
@@ -92,13 +90,13 @@ class Selection:
             return False
         return not (self.exclude and TagPatterns(self.exclude).match(tags))
 
-    def matches(self, case: Any) -> bool:
-        if OPT_IN_TAG in (getattr(case, "tags", ()) or ()) and not self.names \
+    def matches(self, case: Case) -> bool:
+        if OPT_IN_TAG in case.tags and not self.names \
                 and not any(OPT_IN_TAG in p.lower() for p in self.include):
             return False   # opt-in only (module docstring)
         return self.name_matches(case.test_name) and self.tags_match(case_tags(case))
 
-    def apply(self, cases: Sequence[Any]) -> list[Any]:
+    def apply(self, cases: Sequence[Case]) -> list[Case]:
         return [c for c in cases if self.matches(c)]
 
     def describe(self) -> str:
@@ -107,16 +105,3 @@ class Selection:
                  f"exclude {' | '.join(self.exclude)}" if self.exclude else ""]
         return ", ".join(p for p in parts if p) or "everything"
 
-
-def estimated_seconds(cases: Sequence[Any], rig: Any = None) -> float:
-    """Wall time the cases take on `rig`: warm-up + duration + set-up per case."""
-    total = 0.0
-    for case in cases:
-        entry = (getattr(rig, "devices", None) or {}).get(case.device) if rig is not None else None
-        overhead = SETUP_OVERHEAD_S.get(getattr(entry, "driver", "sim"), 1.0)
-        if getattr(case, "search", None) is not None:
-            from .engine.search import estimated_seconds as search_seconds  # its steps and confirmation
-            total += search_seconds(case, overhead)
-            continue
-        total += float(case.warmup_s) + float(case.duration_s) + overhead
-    return total

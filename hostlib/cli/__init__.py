@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             from .rig import rig_command
             return rig_command(args)
         if args.command == "validate":
-            from ..dsl import validate_command
+            from .validate import validate_command
             code = validate_command(args.paths)
             if code == 0 and (args.rig or args.case or args.include or args.exclude):
                 from .validate import validate_against_rig

@@ -14,8 +14,9 @@ from ..dsl.case import Case
 from ..results import render_verdict
 from ..results.record import Verdict
 from ..results.verdict import STYLE
-from ..selection import Selection, estimated_seconds
+from ..selection import Selection
 from ..session import RunSession
+from .validate import estimated_seconds
 
 
 def stats_line(row: dict[str, float]) -> str:

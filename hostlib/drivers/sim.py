@@ -29,7 +29,8 @@ from ..dsl.case import Case
 from ..rig.args import SimArgs
 from ..rig.inventory import DeviceEntry
 from ..rig.probe import Found, Probe
-from ..transports import sim_config
+from ..transports import agreed_config, sim_config, stream_config
+from ..transports.config import Json, SimJson, StreamJson
 from ..transports.usb import MAX_PACKET_BYTES
 from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, usb_geometry_problems
 from .base import Driver, Watchdog, register_driver
@@ -48,7 +49,7 @@ class SimAnswer(TypedDict, total=False):
     image: str
     fpga_version: str
     rtl_git_hash: str
-    config: dict[str, object]       # configure: the config as the simulator parsed it (to_json)
+    config: dict[str, Json]         # configure: the config as the simulator parsed it (to_json)
     fault_plan: dict[str, object]
     endpoint: Endpoint
     stats: DeviceStats       # stats, stop
@@ -211,7 +212,7 @@ class SimDriver(Driver):
         self.tx: NativeTx | None = None
         self.usb: NativeUsb | None = None  # transport usb: the host's UsbEngine over the simulator's link (docs/usb.md)
         self._direction = "rx"
-        self.effective_config: dict[str, object] = {}
+        self.effective_config: dict[str, Json] = {}
         self.fault_plan: dict[str, object] = {}
         self.case: Case | None = None
         self._hello: SimAnswer = {}
@@ -253,14 +254,14 @@ class SimDriver(Driver):
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         self.case = case
         sim_cfg = sim_config(case, self.device.fifo_frames)
-        cfg = {k: v for k, v in sim_cfg.items() if k not in ("master_clock_hz", "fifo_frames", "faults")}
+        cfg = stream_config(case)
         kind, direction = case.transport.kind, case.direction
         self._direction = direction
         if kind == "usb":
             return self._configure_usb(case, sim_cfg, cfg)
         # rx+tx: the host's receiver and sender are the ones of rx and of tx, beside each other.
         def leg_cfg(leg: str) -> dict[str, object]:
-            return {**cfg, "direction": leg} if direction == "rx+tx" else cfg
+            return {**cfg, "direction": leg} if direction == "rx+tx" else dict(cfg)
 
         if direction in ("rx", "loopback", "rx+tx"):
             # The host receiver exists first, so the simulator knows where to send.
@@ -276,7 +277,7 @@ class SimDriver(Driver):
         answer = self._running.request("configure", fields=sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
         # faults sit: the agreement test and the evidence read these.
-        self.effective_config = answer.get("config", {})
+        self.effective_config = agreed_config(sim_cfg, answer.get("config", {}))
         self.fault_plan = answer.get("fault_plan", {})
         if direction in ("tx", "loopback", "rx+tx"):
             dest = answer.get("endpoint")
@@ -284,20 +285,20 @@ class SimDriver(Driver):
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
             self.tx = NativeTx({**leg_cfg("tx"), "dest": dest}, case.location)
 
-    def _configure_usb(self, case: Case, sim_cfg: dict[str, object], cfg: dict[str, object]) -> None:
+    def _configure_usb(self, case: Case, sim_cfg: SimJson, cfg: StreamJson) -> None:
         """The simulator makes the USB link's shared channel; the host's UsbEngine
         (N transfers x S bytes in flight) submits into it, the simulator's bus model
         completes them."""
-        t = stream_config_transport(cfg)
+        t = cfg["transport"]
         mps = MAX_PACKET_BYTES["high" if t["link"] == "usb2" else "super"]
         directions = 1 if case.direction in ("rx", "tx") else 2
         problems = usb_geometry_problems(
             {"kind": "usb", "transfer_bytes": t["transfer_bytes"], "transfers": t["transfers"]},
-            int(case.transport.frame_bytes), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
+            int(case.frame_bytes), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
         if problems:
             raise ConfigError(f"{case.location}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
         answer = self._running.request("configure", fields=sim_cfg)
-        self.effective_config = answer.get("config", {})
+        self.effective_config = agreed_config(sim_cfg, answer.get("config", {}))
         self.fault_plan = answer.get("fault_plan", {})
         endpoint = answer.get("endpoint") or {}
         if endpoint.get("kind") != "usb":
@@ -397,11 +398,3 @@ class SimDriver(Driver):
         if self.sim is not None:
             self.sim.close()
             self.sim = None
-
-
-def stream_config_transport(cfg: dict[str, object]) -> dict[str, object]:
-    """The transport section of a stream config (hostlib.transports.stream_config)."""
-    t = cfg["transport"]
-    if not isinstance(t, dict):
-        raise ConfigError(f"stream config has no transport section: {cfg}")
-    return t

@@ -98,7 +98,7 @@ class SoapyDriver(RadioDriver):
         simulator link; other modules ignore keys they do not know), faults, then the
         case's own stream_args, which win."""
         t = case.transport
-        sa: dict[str, object] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": t.frame_bytes}
+        sa: dict[str, object] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": case.frame_bytes}
         transport = stream_config(case)["transport"]   # complete: the core's defaults filled in
         if t.kind == "udp":
             sa["socket_buffer_bytes"] = transport["socket_buffer_bytes"]
@@ -109,7 +109,7 @@ class SoapyDriver(RadioDriver):
             sa["fifo_frames"] = fifo
         # The module's stream args for the fault keys (hilrig::stream_args(): seed and
         # window_frames get a fault_ prefix); unset keys keep the core's defaults.
-        for k, v in case.faults.items():
+        for k, v in case.faults.to_json().items():
             sa[f"fault_{k}" if k in ("seed", "window_frames") else k] = v
         sa.update(case.stream_args)
         return {k: str(v) for k, v in sa.items()}

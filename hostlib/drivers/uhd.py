@@ -70,7 +70,7 @@ class UhdDriver(RadioDriver):
     def configure(self, case: Case) -> None:
         # The transport args are device args in UHD, so the device opens here, per case.
         self._case = case
-        if is_b2xx(self.device):
+        if is_b2xx(self.args.device_args()):
             # B2xx frame rules before the device is made (docs/drivers.md "UHD over USB").
             problems = b2xx_frame_problems(dict(uhd_device_args(self.device, case)))
             if problems:

@@ -55,7 +55,7 @@ def geometry_problems(case: Case, device: DeviceEntry, args: UsbArgs) -> list[st
     """Why this case's transfers cannot work on this device (each with its fix), from the
     native rules, with the max packet size the rig declares and the kernel's usbfs limit."""
     directions = 2 if case.direction == "loopback" else 1
-    return usb_geometry_problems(usb_transport(case, device, args), int(case.transport.frame_bytes),
+    return usb_geometry_problems(usb_transport(case, device, args), int(case.frame_bytes),
                                  max_packet_bytes(args.model_dump(exclude_none=True)), directions,
                                  usbfs_memory_limit_bytes())
 

@@ -5,19 +5,19 @@
 
 See docs/dsl.md for the language and docs/architecture.md for the Case contract.
 """
-from hostlib.dsl.case import Case, TransportSpec
-from hostlib.dsl.loader import load_cases, load_file, validate_command, validate_paths
+from hostlib.dsl.case import Case, Requirements, SearchSpec
+from hostlib.dsl.loader import load_cases, load_file, validate_paths
 from hostlib.dsl.thresholds import Threshold, ThresholdError, ThresholdResult, parse_threshold
 
 __all__ = [
     "Case",
+    "Requirements",
+    "SearchSpec",
     "Threshold",
     "ThresholdError",
     "ThresholdResult",
-    "TransportSpec",
     "load_cases",
     "load_file",
     "parse_threshold",
-    "validate_command",
     "validate_paths",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hostlib.transports import default_sim_config, native
+from hostlib.transports import native, resolve_faults
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,6 @@ def fault_fit(faults: Mapping[str, int], *, rate_sps: float, samples_per_frame: 
               run_s: float) -> FaultFit:
     """Whether the faults of a run of `run_s` seconds at `rate_sps` all land."""
     frames = int(run_s * rate_sps / samples_per_frame) if samples_per_frame > 0 else 0
-    spec = {**default_sim_config()["faults"], **{k: int(v or 0) for k, v in faults.items()}}
+    spec = resolve_faults(faults).to_json()
     fit = native().fault_fit(spec, max(1, int(samples_per_frame)), max(0, frames))
     return FaultFit(int(fit["faulted_frames"]), frames, int(fit["placeable_max"]), int(fit["frames_needed"]))

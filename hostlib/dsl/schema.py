@@ -5,11 +5,12 @@ unit is reported by the same machinery (and at the same line) as a wrong type.
 """
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from hostlib.transports import stream_defaults
+from hostlib.transports.config import UsbLink
 from hostlib.units import UnitError, parse_quantity
 
 __all__ = [
@@ -52,7 +53,7 @@ def quantity(dimension: str, *, require_unit: bool = False, minimum: float | Non
              exclusive: bool = False, what: str = "", maximum: float | None = None) -> BeforeValidator:
     """A float field written with units of `dimension`, with optional bounds."""
 
-    def parse(value: Any) -> float:
+    def parse(value: object) -> float:
         number = parse_quantity(value, dimension, require_unit=require_unit)
         if minimum is not None and (number < minimum or (exclusive and number == minimum)):
             rel = "greater than" if exclusive else "at least"
@@ -67,7 +68,7 @@ def quantity(dimension: str, *, require_unit: bool = False, minimum: float | Non
 def int_quantity(dimension: str, *, minimum: int | None = None, maximum: int | None = None) -> BeforeValidator:
     """An integer field that may carry a unit ('8 KiB' for bytes)."""
 
-    def parse(value: Any) -> int:
+    def parse(value: object) -> int:
         if isinstance(value, float) and not value.is_integer():
             raise UnitError(f"{value!r} must be a whole number")
         number = parse_quantity(value, dimension)
@@ -110,20 +111,38 @@ class TransportModel(BaseModel):
     transfer_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=64 * 1024**2)] | None = None
     transfers: Annotated[int, Field(strict=True, ge=1, le=4096)] | None = None
     buffer_bytes: Annotated[int, int_quantity("size", minimum=1)] | None = None
-    link: Literal["usb2", "usb3"] | None = None
+    link: UsbLink | None = None
 
 
 class FaultsModel(BaseModel):
+    """The core's fault keys (kFaultKeys, a test pins the two lists equal); a key left
+    out takes the core's default when the case is resolved."""
     model_config = _Strict
-    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 1
-    drop_frames: Count0 = 0
-    corrupt_samples: Count0 = 0
-    duplicate_frames: Count0 = 0
-    reorder_frames: Count0 = 0
-    die_after_ms: Count0 = 0    # the simulator kills itself this long after start (device gone mid-run)
+    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] | None = None
+    drop_frames: Count0 | None = None
+    corrupt_samples: Count0 | None = None
+    duplicate_frames: Count0 | None = None
+    reorder_frames: Count0 | None = None
+    stall_ms: Annotated[int, Field(strict=True, ge=0, le=60_000)] | None = None  # TX: the device stops consuming once
+    window_frames: Annotated[int, Field(strict=True, ge=0, le=2**48)] | None = None  # faults on seq [16, this)
+    die_after_ms: Annotated[int, Field(strict=True, ge=0, le=3_600_000)] | None = None  # the simulator dies mid-run
+
+    def given(self) -> dict[str, int]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-Scalar = str | int | float | bool
+def _scalar(value: object) -> object:
+    if value is None or isinstance(value, (dict, list)):
+        raise ValueError(f"must be a number, text or true/false, not {_yaml_kind(value)}")
+    return value
+
+
+def _yaml_kind(value: object) -> str:
+    return "empty" if value is None else "a mapping" if isinstance(value, dict) else "a list"
+
+
+# A device or stream arg: one plain value (reported once when it is not).
+ArgValue = Annotated[str | int | float | bool, BeforeValidator(_scalar)]
 # `direction: rx` and `direction: [rx, tx]` both mean a list.
 _one_or_list = BeforeValidator(lambda v: [v] if isinstance(v, str) else v)
 
@@ -139,8 +158,10 @@ class RequiresModel(BaseModel):
 
 
 class TransportArgsModel(BaseModel):
-    """Device transport args for real radios (UHD: multi_usrp::make args)."""
+    """Device transport args for real radios (UHD: multi_usrp::make args); keys beyond
+    these pass through to the radio's library, each one plain value."""
     model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+    __pydantic_extra__: dict[str, ArgValue] = Field(init=False)
     num_recv_frames: Count1 | None = None
     num_send_frames: Count1 | None = None
     recv_frame_size: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
@@ -182,14 +203,14 @@ class CaseModel(BaseModel):
     duration: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s", maximum=MAX_DURATION_S)]
     warmup: Annotated[float, quantity("time", minimum=0, what=" s", maximum=MAX_WARMUP_S)] = 0.0
     pattern: Literal["counter"] = "counter"
-    thresholds: dict[str, Any] = Field(default_factory=dict)
+    thresholds: dict[str, object] = Field(default_factory=dict)   # parsed by hostlib.dsl.thresholds
     tags: list[NonEmpty] = Field(default_factory=list)
     timeout: Annotated[float, quantity("time", minimum=0, exclusive=True, what=" s",
                                        maximum=MAX_TIMEOUT_S)] | None = None
     faults: FaultsModel = Field(default_factory=FaultsModel)
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     requires: RequiresModel | None = None
-    stream_args: dict[NonEmpty, Scalar] = Field(default_factory=dict)
+    stream_args: dict[NonEmpty, ArgValue] = Field(default_factory=dict)
     transport_args: TransportArgsModel | None = None
     # The host side of the stream: the native receiver, or a GNU Radio flowgraph
     # (rig_source -> pattern_check, gr_blocks/) with the same metrics.

@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
@@ -24,7 +24,9 @@ from ruamel.yaml.reader import ReaderError
 from hostlib._exceptions import ConfigIssue
 
 __all__ = [
+    "Path_",
     "Source",
+    "YamlValue",
     "dotted",
     "line_of",
     "load_yaml",
@@ -34,17 +36,20 @@ __all__ = [
     "unknown_key_message",
 ]
 
-Path_ = tuple[Any, ...]
+# A location in a YAML tree: mapping keys and list indexes (pydantic's error locations).
+Path_ = tuple[str | int, ...]
+# Plain YAML data: what to_plain gives, what pydantic validates and what Case.raw holds.
+YamlValue = str | int | float | bool | None | list["YamlValue"] | dict[str, "YamlValue"]
 
 
 class Source:
     """One loaded YAML file: its name for messages, its ruamel tree and plain data."""
 
-    def __init__(self, file: str, tree: Any):
+    def __init__(self, file: str, tree: object):
         self.file = file
         self.tree = tree
 
-    def line(self, path: Sequence[Any], base: Any = None) -> int:
+    def line(self, path: Sequence[object], base: object = None) -> int:
         return line_of(self.tree if base is None else base, path)
 
 
@@ -112,11 +117,10 @@ def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
                                       f"nested deeper than {MAX_NESTING} levels; "
                                       "a case or rig file is a few levels deep")]
         except (YAMLError, ValueError, TypeError, OverflowError) as e:
-            # A value the constructor cannot build (e.g. a malformed timestamp).
+            # A value the constructor cannot build (e.g. a malformed timestamp); an error
+            # with a position is a MarkedYAMLError, above.
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
-            mark = getattr(e, "problem_mark", None)
-            return None, [ConfigIssue(file, mark.line + 1 if mark is not None else None, "",
-                                      f"YAML error: {first}")]
+            return None, [ConfigIssue(file, None, "", f"YAML error: {first}")]
     issues = [_warning_issue(file, w.message) for w in caught if isinstance(w.message, ReusedAnchorWarning)]
     issues += _shape_issues(file, tree)
     if issues:
@@ -124,7 +128,7 @@ def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
     return Source(file, tree), []
 
 
-def _warning_issue(file: str, warning: Any) -> ConfigIssue:
+def _warning_issue(file: str, warning: Warning | str) -> ConfigIssue:
     """A reused anchor (ruamel warns and lets the later one win) as a located error.
     The warning carries its marks only in its text: "... anchor 'a' ... line 1 ... line 5"."""
     text = str(warning)
@@ -152,12 +156,12 @@ def _deepest_line(text: str) -> int | None:
     return _line_at(text, best_pos)
 
 
-def _shape_issues(file: str, tree: Any) -> list[ConfigIssue]:
+def _shape_issues(file: str, tree: object) -> list[ConfigIssue]:
     """Keys that are not names, nesting deeper than MAX_NESTING, more than MAX_VALUES
     values (aliases counted each time they are used): each a located issue."""
     issues: list[ConfigIssue] = []
     # (node, depth, path, line of the nearest key or item above it: a scalar has no line of its own)
-    stack: list[tuple[Any, int, tuple[Any, ...], int]] = [(tree, 0, (), _node_line(tree) or 1)]
+    stack: list[tuple[object, int, tuple[object, ...], int]] = [(tree, 0, (), _node_line(tree) or 1)]
     values = 0
     while stack:
         node, depth, path, line = stack.pop()
@@ -188,14 +192,14 @@ def _shape_issues(file: str, tree: Any) -> list[ConfigIssue]:
     return issues
 
 
-def _short_repr(value: Any) -> str:
+def _short_repr(value: object) -> str:
     if value is None:
         return "null"
     text = repr(value) if not isinstance(value, int) or abs(value) < 10**40 else "a huge integer"
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _key_line(node: Any, key: Any) -> int | None:
+def _key_line(node: object, key: object) -> int | None:
     try:
         if isinstance(node, CommentedMap):
             return node.lc.key(key)[0] + 1
@@ -206,14 +210,13 @@ def _key_line(node: Any, key: Any) -> int | None:
     return None
 
 
-def _node_line(node: Any) -> int | None:
-    lc = getattr(node, "lc", None)
-    if lc is not None and getattr(lc, "line", None) is not None:
-        return lc.line + 1
+def _node_line(node: object) -> int | None:
+    if isinstance(node, (CommentedMap, CommentedSeq)) and node.lc.line is not None:
+        return int(node.lc.line) + 1
     return None
 
 
-def line_of(tree: Any, path: Sequence[Any], aliases: dict[str, str] | None = None) -> int:
+def line_of(tree: object, path: Sequence[object], aliases: dict[str, str] | None = None) -> int:
     """Line (1-based) of the deepest part of `path` that exists in `tree`.
 
     A missing key reports the line of the mapping that should hold it, so that
@@ -236,10 +239,11 @@ def line_of(tree: Any, path: Sequence[Any], aliases: dict[str, str] | None = Non
     return line
 
 
-def to_plain(node: Any) -> Any:
-    """ruamel tree -> plain dict/list/str/int/float (what pydantic and the Case.raw get)."""
+def to_plain(node: object) -> YamlValue:
+    """ruamel tree -> plain dict/list/str/int/float (what pydantic and the Case.raw get);
+    keys are text (load_yaml refuses a file with another key)."""
     if isinstance(node, dict):
-        return {str(k) if not isinstance(k, (int, float, bool)) else k: to_plain(v) for k, v in node.items()}
+        return {str(k): to_plain(v) for k, v in node.items()}
     if isinstance(node, (list, tuple)):
         return [to_plain(v) for v in node]
     if isinstance(node, bool) or node is None:
@@ -248,16 +252,14 @@ def to_plain(node: Any) -> Any:
         return int(node)
     if isinstance(node, float):
         return float(node)
-    if isinstance(node, str):
-        return str(node)
-    return node
+    return str(node)
 
 
-def dotted(path: Iterable[Any]) -> str:
+def dotted(path: Iterable[object]) -> str:
     return ".".join(str(p) for p in path)
 
 
-def _unwrap(ann: Any) -> Any:
+def _unwrap(ann: object) -> object:
     """Strip Annotated[...] and Optional[...] down to the type that holds the data."""
     while True:
         origin = get_origin(ann)
@@ -272,21 +274,24 @@ def _unwrap(ann: Any) -> Any:
             return ann
 
 
-def _model_fields(model: type[BaseModel], path: Sequence[Any]) -> list[str]:
+def _model_of(ann: object) -> type[BaseModel] | None:
+    return ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+
+
+def _model_fields(model: type[BaseModel], path: Sequence[object]) -> list[str]:
     """Field names of the sub-model at `path` (through dicts and lists), for 'did you mean' hints."""
-    cur: Any = model
+    cur: object = model
     for part in path:
         cur = _unwrap(cur)
         if get_origin(cur) in (dict, list):
             cur = get_args(cur)[-1]   # the key or index selects a value of the container
             continue
-        fields = getattr(cur, "model_fields", None)
-        if not fields or part not in fields:
+        sub = _model_of(cur)
+        if sub is None or not isinstance(part, str) or part not in sub.model_fields:
             return []
-        cur = fields[part].annotation
-    cur = _unwrap(cur)
-    fields = getattr(cur, "model_fields", {})
-    return [f.alias or name for name, f in fields.items()]
+        cur = sub.model_fields[part].annotation
+    sub = _model_of(_unwrap(cur))
+    return [f.alias or name for name, f in sub.model_fields.items()] if sub is not None else []
 
 
 # Keys people write for a field that has another name here: suggested by meaning, not spelling.
@@ -337,7 +342,7 @@ def pydantic_issues(
     err: ValidationError,
     model: type[BaseModel],
     file: str,
-    tree: Any,
+    tree: object,
     *,
     prefix: Path_ = (),
     aliases: dict[str, str] | None = None,

@@ -22,18 +22,19 @@ from ..counters import Snapshot, counter, measured
 from ..dsl.case import LEGS, Case
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 from ..transports import stream_config
+from ..transports.config import Direction
 
 # The simulator's own record of what it injected (sim stats), reported as metrics.
 INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",
                  "injected_reorder_frames")
 
-def leg_case(case: Case, leg: str) -> Case:
+def leg_case(case: Case, leg: Direction) -> Case:
     """The case as one of its streams sees it: an rx+tx case's RX or TX leg is measured
     exactly as an rx or a tx case (the engine's one RX path and one TX path)."""
     return case if case.direction == leg else dataclasses.replace(case, direction=leg)
 
 
-def legs_of(case: Case) -> tuple[str, ...]:
+def legs_of(case: Case) -> tuple[Direction, ...]:
     """The streams of a case's direction (hostlib.dsl.case.LEGS)."""
     return LEGS.get(case.direction, (case.direction,))
 
@@ -70,7 +71,7 @@ def frames_per_delivery(case: Case) -> int:
     if case.transport.kind != "usb":
         return 1
     transfer_bytes = int(stream_config(case)["transport"]["transfer_bytes"])
-    return max(1, transfer_bytes // int(case.transport.frame_bytes))
+    return max(1, transfer_bytes // int(case.frame_bytes))
 
 
 def fed_by_host(case: Case) -> bool:
@@ -223,7 +224,8 @@ def series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[st
     """One per-second row: rates over the last interval, error counts in it (rx+tx:
     both legs together, and each as '<leg>.<name>')."""
     if case.direction == "rx+tx":
-        legs = {leg: _series_row(leg_case(case, leg), prev, cur, t0_ns) for leg in legs_of(case)}
+        legs: dict[str, dict[str, float]] = {
+            leg: _series_row(leg_case(case, leg), prev, cur, t0_ns) for leg in legs_of(case)}
         # the series keeps each leg's columns as '<leg>.<name>' (a series row is flat)
         row = combine_legs(legs) | {f"{leg}.{k}": v for leg, m in legs.items() for k, v in m.items() if k != "t_s"}
         return {"t_s": legs["rx"]["t_s"], **{k: v for k, v in row.items() if k != "t_s"}}
@@ -327,7 +329,7 @@ def measure_legs(case: Case, run: Run) -> tuple[dict[str, float], dict[str, dict
     case and combines them (CaseResult.metrics, CaseResult.legs); other directions have
     no legs."""
     if case.direction == "rx+tx":
-        legs = {leg: _compute_metrics(leg_case(case, leg), run) for leg in legs_of(case)}
+        legs: dict[str, dict[str, float]] = {leg: _compute_metrics(leg_case(case, leg), run) for leg in legs_of(case)}
         return combine_legs(legs), legs
     return _compute_metrics(case, run), {}
 

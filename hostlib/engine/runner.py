@@ -22,13 +22,11 @@ from .._exceptions import (
 )
 from ..counters import Snapshot
 from ..drivers import Driver, driver_class
-from ..dsl.case import Case
-from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
+from ..dsl.case import DEFAULT_TIMEOUT_MARGIN_S, Case
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
 from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
-from ..rig.requires import unmet_requirement
 from . import measure
 from .search import run_search
 from .silence import SilenceWatch, watched_poll
@@ -53,7 +51,7 @@ def _check_device(case: Case, rig: Rig) -> DeviceEntry:
         raise DeviceAbsent(
             f"rig {rig.name!r} has no device {case.device!r} (it has: {', '.join(sorted(rig.devices)) or 'none'})"
         )
-    reason = device.unsupported_reason(case)
+    reason = device.can_run(case).why_not
     if reason:
         raise DeviceAbsent(reason)
     return device
@@ -128,9 +126,6 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
             case = result.case = _reference_duration(case)
         device = _check_device(case, rig)
         result.driver = device.driver
-        unmet = unmet_requirement(case, device)
-        if unmet:
-            raise DeviceAbsent(unmet)
         driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
         lock = _lock_for(case, device)
         try:

@@ -19,8 +19,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 
-from ..dsl.case import Case, SearchSpec
-from ..dsl.loader import DEFAULT_TIMEOUT_MARGIN_S
+from ..dsl.case import Case, SearchSpec, default_timeout_s
 from ..results.record import CaseResult, Verdict
 from ..results.schema import SearchStep
 from ..units import format_quantity
@@ -62,7 +61,7 @@ def candidate(case: Case, value: int, duration_s: float) -> Case:
     interpolation = value if spec.key == "interpolation" or case.interpolation is not None else None
     return dataclasses.replace(case, decimation=decimation, interpolation=interpolation,
                                rate_sps=case.master_clock_hz / value, duration_s=duration_s, search=None,
-                               timeout_s=duration_s + case.warmup_s + DEFAULT_TIMEOUT_MARGIN_S)
+                               timeout_s=default_timeout_s(duration_s, case.warmup_s))
 
 
 def run_search(case: Case, run_one: Callable[[Case], CaseResult], say: Callable[[str], None]) -> CaseResult:

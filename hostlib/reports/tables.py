@@ -239,10 +239,10 @@ def usb_tables(run: RunView) -> list[UsbTable]:
     by_dir: dict[str, dict[tuple[int, int], CaseView]] = {}
     for c in run.cases:
         options = c.case.transport.options
-        transfer, buffer = options.get("transfer_bytes"), options.get("buffer_bytes")
+        transfer, transfers = options.get("transfer_bytes"), options.get("transfers")
         if USB_TABLE_TAG not in c.case.tags or not isinstance(transfer, int):
             continue
-        key = (transfer, buffer if isinstance(buffer, int) else 0)
+        key = (transfer, transfer * transfers if isinstance(transfers, int) else 0)   # (S, N x S)
         by_dir.setdefault(c.case.direction, {})[key] = c
     tables = []
     for direction in ("rx", "tx", "rx+tx"):

@@ -14,6 +14,7 @@ from hostlib._installed import packaged_rig
 from hostlib.dsl.schema import MAX_RATE_SPS, NonEmpty, quantity
 from hostlib.dsl.yamlsrc import dotted, line_of, load_yaml, pydantic_issues, to_plain
 from hostlib.rig.args import USB_ARG_HINTS, ArgsModel, RadioArgs, UsbArgs, args_model
+from hostlib.rig.requires import Fit, unmet_requirement
 
 if TYPE_CHECKING:  # pragma: no cover
     from hostlib.dsl.case import Case
@@ -71,6 +72,12 @@ class DeviceEntry:
             return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
                     f"the case rate is {case.rate_sps:g} S/s")
         return None
+
+    def can_run(self, case: Case) -> Fit:
+        """Whether this device can run `case`: what it streams (direction, channels,
+        transport, rate, host side) and what the case `requires:`. The engine SKIPs with
+        `why_not` before it opens anything; `hilrig validate --rig` reports the same."""
+        return Fit(self.unsupported_reason(case) or unmet_requirement(case, self))
 
 
 @dataclass(frozen=True)

@@ -196,7 +196,7 @@ class HilrigLibrary:
             if not parsed:  # else the YAML parser made the tests already; the placeholder stands down
                 self._bind_suite(suite, placeholder)
             return
-        chosen = [t for t in tests if _case_of(t) is None or self._selection.matches(_case_of(t))]
+        chosen = [t for t in tests if (c := _case_of(t)) is None or self._selection.matches(c)]
         if len(chosen) != len(tests):
             suite.tests = chosen
 

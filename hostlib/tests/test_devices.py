@@ -287,7 +287,8 @@ def test_requires_skips_with_reason(write_case, sim_rig):
 
 def test_requires_parsed_and_errors_name_the_line(write_case, tmp_path):
     case = rx_case(write_case, "dut", 100, extra="requires: {channels: 2, direction: [rx, tx], rate: 50 MSPS, transport: udp}")
-    assert case.requires == {"channels": 2, "directions": ("rx", "tx"), "rate_sps": 50e6, "transports": ("udp",)}
+    from hostlib.dsl import Requirements
+    assert case.requires == Requirements(channels=2, directions=("rx", "tx"), rate_sps=50e6, transports=("udp",))
     from hostlib.dsl import validate_paths
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\ndevice: dut\ndirection: rx\nmaster_clock: 100 MHz\ndecimation: 10\n"

@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 from hostlib._exceptions import ConfigError
-from hostlib.dsl import load_cases, validate_command, validate_paths
+from hostlib.cli.validate import validate_command
+from hostlib.dsl import load_cases, validate_paths
+from hostlib.transports.config import Faults, ShmTransport, UdpTransport
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -41,12 +43,12 @@ def test_single_case_defaults_and_derived_values(tmp_path):
     assert (c.source_file, c.source_line) == (str(p), 1)
     assert c.rate_sps == 10e6 and c.master_clock_hz == 200e6 and c.decimation == 20 and c.interpolation is None
     assert c.channels == 1 and c.sample_format == "sc16" and c.pattern == "counter"
-    assert c.transport.kind == "udp" and c.transport.frame_bytes == 8000   # frame_size is an alias
-    assert c.transport.options == {"host": "127.0.0.1", "port": 0, "socket_buffer_bytes": 4 * 1024**2,
-                                   "gso": True, "gro": True, "busy_poll": False}
+    assert c.transport.kind == "udp" and c.frame_bytes == 8000   # frame_size is an alias
+    assert c.transport == UdpTransport(host="127.0.0.1", port=0, socket_buffer_bytes=4 * 1024**2,
+                                       gso=True, gro=True, busy_poll=False)
     assert c.duration_s == 2.0 and c.warmup_s == 0.0 and c.timeout_s == 32.0
-    assert c.faults == {"seed": 1, "drop_frames": 0, "corrupt_samples": 0, "duplicate_frames": 0,
-                        "reorder_frames": 0, "die_after_ms": 0}
+    assert c.faults == Faults(seed=1, drop_frames=0, corrupt_samples=0, duplicate_frames=0, reorder_frames=0,
+                              stall_ms=0, window_frames=0, die_after_ms=0)
     assert c.samples_per_frame == (8000 - 48) // 4
     assert c.fifo_frames is None and c.sweep_point == {}
     from hostlib.transports import stream_config
@@ -76,11 +78,11 @@ def test_tx_shm_with_units_everywhere(tmp_path):
         """)
     [c] = load_cases([p])
     assert c.rate_sps == 30.72e6 / 4 and c.interpolation == 4 and c.decimation is None
-    assert c.transport.frame_bytes == 8192 and c.transport.options == {"slots": 64}
+    assert c.frame_bytes == 8192 and c.transport == ShmTransport(path="", slots=64)
     assert c.samples_per_frame == (8192 - 48) // (2 * 2)
     assert (c.duration_s, c.warmup_s, c.timeout_s) == (1.5, 0.25, 60.0)
     assert c.fifo_frames == 16 and c.tags == ("nightly", "tx")
-    assert c.faults["seed"] == 7 and c.faults["drop_frames"] == 3 and c.faults["reorder_frames"] == 0
+    assert c.faults.seed == 7 and c.faults.drop_frames == 3 and c.faults.reorder_frames == 0
     assert [t.metric for t in c.thresholds] == ["underruns"]
 
 
@@ -167,7 +169,7 @@ def test_sweep_expansion(tmp_path):
     assert rates == [10e6, 20e6, 50e6, 100e6]
     for c in cases:
         assert c.rate_sps == 200e6 / c.sweep_point["decimation"]
-        assert c.transport.frame_bytes == c.sweep_point["transport.frame_bytes"]
+        assert c.frame_bytes == c.sweep_point["transport.frame_bytes"]
         assert c.raw["decimation"] == c.decimation and "sweep" not in c.raw
         # thresholds follow each point's own rate
         assert c.thresholds[0].evaluate({}, c.threshold_params()).limit == pytest.approx(0.999 * c.rate_sps)
@@ -234,9 +236,9 @@ def test_starter_cases_are_valid_and_fit_the_sim_rig():
     rx_rates = {(c.transport.kind, c.rate_sps) for c in cases if c.direction == "rx"}
     for kind in ("udp", "shm"):
         assert len({r for k, r in rx_rates if k == kind}) >= 3
-    assert {c.transport.frame_bytes for c in cases if c.sweep_point.get("transport.frame_bytes")} >= {1400, 8000}
+    assert {c.frame_bytes for c in cases if c.sweep_point.get("transport.frame_bytes")} >= {1400, 8000}
     for c in cases:
         assert c.duration_s + c.warmup_s <= 2.5, c.test_name   # short: the suite runs on 2 shared cores
         assert c.thresholds, c.test_name
         entry = rig.devices.get(c.device)
-        assert entry is not None and entry.unsupported_reason(c) is None, c.test_name
+        assert entry is not None and entry.can_run(c), c.test_name

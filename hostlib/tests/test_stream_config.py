@@ -39,11 +39,12 @@ def comparable(cfg: dict) -> dict:
 def test_python_reads_every_default_from_the_core():
     from hostlib import _native
     from hostlib.dsl.schema import TransportModel
-    from hostlib.transports import default_fifo_frames, default_shm_slots, stream_defaults, udp_defaults
+    from hostlib.transports import default_fifo_frames, default_shm_slots, resolve_stream, stream_defaults
     d = stream_defaults()
     assert d == _native.stream_defaults()
     assert TransportModel(kind="udp").frame_bytes == d["frame_bytes"]
-    assert udp_defaults()["socket_buffer_bytes"] == d["socket_buffer_bytes"]
+    assert resolve_stream({"transport": {"kind": "udp"}}).transport == resolve_stream({}).transport
+    assert resolve_stream({}).transport.socket_buffer_bytes == d["socket_buffer_bytes"]
     # ring and FIFO follow the frame size within their bounds
     assert default_shm_slots(8000) == d["ring_bytes"] // 8000
     assert default_shm_slots(10**7) == d["ring_min_slots"] and default_shm_slots(100) == d["ring_max_slots"]

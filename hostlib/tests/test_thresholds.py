@@ -4,18 +4,14 @@ import math
 import pytest
 
 from hostlib.dsl import ThresholdError, parse_threshold
-from hostlib.dsl.case import Case, TransportSpec
 from hostlib.dsl.thresholds import PARAMS
 from hostlib.results.schema import Op, Verdict
+from hostlib.tests import factories
 
 
 def make_case(rate_sps=10e6, frame_bytes=8000, channels=1, duration_s=2.0):
-    return Case(
-        name="t", test_name="t", source_file="x.yaml", source_line=1, device="dut", direction="rx",
-        channels=channels, sample_format="sc16", master_clock_hz=200e6, decimation=int(200e6 // rate_sps),
-        interpolation=None, rate_sps=rate_sps, transport=TransportSpec("udp", frame_bytes, {}),
-        duration_s=duration_s, warmup_s=0.0, pattern="counter", thresholds=(), tags=(), timeout_s=40.0,
-        faults={}, sweep_point={}, raw={})
+    return factories.make_case(rate_sps=rate_sps, frame_bytes=frame_bytes, channels=channels,
+                               duration_s=duration_s, warmup_s=0.0)
 
 
 def test_percent_of_rate_pass_with_margin():

@@ -121,7 +121,8 @@ def test_dsl_offload_knobs(tmp_path):
     p.write_text("name: x\ndevice: dut\ndirection: rx\nmaster_clock: 10 MHz\ndecimation: 1\nduration: 1 s\n"
                  "transport: {kind: udp, frame_bytes: 1472, gso: false, gro: false, busy_poll: true}\n")
     (c,) = load_cases([p])
-    assert (c.transport.options["gso"], c.transport.options["gro"], c.transport.options["busy_poll"]) == (
+    assert c.transport.kind == "udp"
+    assert (c.transport.gso, c.transport.gro, c.transport.busy_poll) == (
         False, False, True)
 
 

@@ -1,0 +1,116 @@
+"""One case's plain data (a sweep point applied) -> a Case, or every problem found.
+
+The stream config crosses into the core here, once: the case's partial config
+(what the YAML said, rate and geometry derived) is completed and checked by the
+core (hostlib.transports.resolve_stream) and the Case carries the result.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from hostlib.dsl.case import Case, Requirements, SweepValue, YamlValue
+from hostlib.dsl.schema import CaseModel, TransportModel
+from hostlib.dsl.semantics import Err, at_highest_candidate, search_spec, semantic, semantic_after_repair
+from hostlib.dsl.yamlsrc import pydantic_errors
+from hostlib.transports import resolve_faults, resolve_stream
+from hostlib.transports.config import Json, JsonObject
+from hostlib.transports.usb import usb_transfers
+
+__all__ = ["fmt_value", "resolve_case"]
+
+# The YAML's transport knob -> the core's key, where they differ.
+_CORE_KEY = {"socket_buffer": "socket_buffer_bytes"}
+_YAML_KEY = {v: k for k, v in _CORE_KEY.items()}
+_NOT_CORE = ("kind", "frame_bytes", "transfer_bytes", "transfers", "buffer_bytes")
+
+
+def fmt_value(v: YamlValue) -> str:
+    return v if isinstance(v, str) else repr(v)
+
+
+def resolve_case(data: dict[str, YamlValue], file: str, line: int,
+                 point: dict[str, SweepValue]) -> tuple[Case | None, list[Err]]:
+    """Validate one fully applied case dict; return the Case or every problem found."""
+    try:
+        m = CaseModel.model_validate(data)
+    except ValidationError as e:
+        schema_errs = pydantic_errors(e, CaseModel)
+        return None, schema_errs + semantic_after_repair(data, schema_errs)
+    checked = semantic(m)
+    flowgraph, flowgraph_err = _flowgraph_path(m, file)
+    errs = checked.errors + flowgraph_err
+    if errs or checked.divider is None:  # a missing divider is always among the errors
+        return None, errs
+    search, _ = search_spec(m)
+    m = at_highest_candidate(m)   # a search case's rate: its highest candidate
+    rate_sps = m.master_clock / checked.divider
+    try:
+        stream = resolve_stream(_partial_stream(m, rate_sps))
+        faults = resolve_faults(m.faults.given())
+    except ValueError as e:   # what the core's parser refuses, at the field it came from
+        return None, [_core_error(str(e))]
+    label = ", ".join(f"{k}={fmt_value(v)}" for k, v in point.items())
+    case = Case(
+        name=m.name, test_name=f"{m.name} [{label}]" if point else m.name, source_file=file, source_line=line,
+        device=m.device, direction=m.direction, channels=m.channels, sample_format=m.format,
+        master_clock_hz=m.master_clock, decimation=m.decimation, interpolation=m.interpolation,
+        rate_sps=rate_sps, stream=stream, duration_s=m.duration, warmup_s=m.warmup,
+        thresholds=tuple(checked.thresholds), tags=tuple(m.tags), timeout_s=checked.timeout_s, faults=faults,
+        sweep_point=dict(point), raw=data, fifo_frames=m.fifo_frames, requires=_requires(m),
+        stream_args=dict(m.stream_args),
+        transport_args=dict(m.transport_args.model_dump(exclude_none=True)) if m.transport_args else {},
+        transport_given=tuple(k for k in TransportModel.model_fields if k in m.transport.model_fields_set),
+        host=m.host, expect_error=m.expect_error, flowgraph=flowgraph, search=search,
+    )
+    return case, []
+
+
+def _partial_stream(m: CaseModel, rate_sps: float) -> JsonObject:
+    """What the case says of its stream, in the core's keys; the core fills the rest."""
+    t = m.transport
+    transport: dict[str, Json] = {"kind": t.kind}
+    for knob, value in t.model_dump(exclude_none=True, mode="json").items():
+        if knob not in _NOT_CORE:
+            transport[_CORE_KEY.get(knob, knob)] = value
+    if t.kind == "usb":
+        transport.update(usb_transfers(t.transfer_bytes, t.transfers, t.buffer_bytes)[0])
+    return {"direction": m.direction, "channels": m.channels, "sample_format": m.format, "rate_sps": rate_sps,
+            "frame_bytes": t.frame_bytes, "pattern": m.pattern, "transport": transport}
+
+
+def _core_error(message: str) -> Err:
+    """'stream config.transport.slots: must be ...' -> (("transport", "slots"), message)."""
+    where, _, what = message.partition(": ")
+    parts = where.split(".")[1:] if "." in where else []
+    if parts and re.fullmatch(r"[a-z_]+", parts[-1]):
+        parts[-1] = _YAML_KEY.get(parts[-1], parts[-1])
+        return tuple(parts), what
+    return (), message
+
+
+def _flowgraph_path(m: CaseModel, file: str) -> tuple[str | None, list[Err]]:
+    """`flowgraph:` resolved against the case file's folder (kept ":Class" suffix)."""
+    if m.flowgraph is None:
+        return None, []
+    if m.host != "gnuradio":
+        return None, [(("flowgraph",), "a lab's flowgraph is the host side of the stream: it needs host: gnuradio")]
+    path, sep, cls = m.flowgraph.partition(".py:")
+    path = path + ".py" if sep else path
+    resolved = (Path(file).parent / path).resolve()
+    if resolved.suffix not in (".grc", ".py"):
+        return None, [(("flowgraph",), f"{m.flowgraph!r} is not a .grc or .py file (optionally .py:ClassName)")]
+    if not resolved.is_file():
+        return None, [(("flowgraph",), f"flowgraph file {resolved} not found (paths are relative to the case file)")]
+    return str(resolved) + (f":{cls}" if sep else ""), []
+
+
+def _requires(m: CaseModel) -> Requirements:
+    """`requires:` in SI with plural keys (lists even when written as one value)."""
+    r = m.requires
+    if r is None:
+        return Requirements()
+    return Requirements(channels=r.channels, directions=tuple(r.direction or ()), rate_sps=r.rate,
+                        transports=tuple(r.transport or ()))

@@ -1,0 +1,258 @@
+"""The stream config as types: the core's JSON (hilrig/config.hpp `to_json`), field for field.
+
+The loader resolves a case's partial config once through the core (defaults filled
+for the transport and frame size, checked by the core's own parser) and the case
+carries the result as a `StreamConfig`; every later consumer passes `to_json()` on
+unchanged. A test pins the field names to the keys of the core's JSON.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal, Required, TypedDict, TypeGuard
+
+__all__ = [
+    "FAULT_INJECTIONS",
+    "Direction",
+    "Faults",
+    "Json",
+    "JsonObject",
+    "SampleFormat",
+    "ShmTransport",
+    "SimJson",
+    "StreamConfig",
+    "StreamJson",
+    "Transport",
+    "TransportJson",
+    "TransportKind",
+    "UdpTransport",
+    "UsbLink",
+    "UsbTransport",
+    "transport_from_json",
+]
+
+Json = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
+JsonObject = dict[str, Json]
+
+Direction = Literal["rx", "tx", "loopback", "rx+tx"]
+SampleFormat = Literal["sc16", "sc8"]
+DIRECTIONS: tuple[Direction, ...] = ("rx", "tx", "loopback", "rx+tx")
+SAMPLE_FORMATS: tuple[SampleFormat, ...] = ("sc16", "sc8")
+
+
+class TransportKind(StrEnum):
+    UDP = "udp"
+    SHM = "shm"
+    USB = "usb"
+
+
+class UsbLink(StrEnum):
+    """The simulator's USB bus model."""
+    USB2 = "usb2"
+    USB3 = "usb3"
+
+
+def _get(d: Mapping[str, object], key: str, where: str) -> object:
+    if key not in d:
+        raise ValueError(f"{where}.{key}: is missing")
+    return d[key]
+
+
+def _int(d: Mapping[str, object], key: str, where: str) -> int:
+    v = _get(d, key, where)
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ValueError(f"{where}.{key}: must be a whole number, got {v!r}")
+    return v
+
+
+def _float(d: Mapping[str, object], key: str, where: str) -> float:
+    v = _get(d, key, where)
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{where}.{key}: must be a number, got {v!r}")
+    return float(v)
+
+
+def _bool(d: Mapping[str, object], key: str, where: str) -> bool:
+    v = _get(d, key, where)
+    if not isinstance(v, bool):
+        raise ValueError(f"{where}.{key}: must be true or false, got {v!r}")
+    return v
+
+
+def _str(d: Mapping[str, object], key: str, where: str) -> str:
+    v = _get(d, key, where)
+    if not isinstance(v, str):
+        raise ValueError(f"{where}.{key}: must be text, got {v!r}")
+    return v
+
+
+def _is_direction(v: str) -> TypeGuard[Direction]:
+    return v in DIRECTIONS
+
+
+def _is_format(v: str) -> TypeGuard[SampleFormat]:
+    return v in SAMPLE_FORMATS
+
+
+class TransportJson(TypedDict, total=False):
+    """The core's transport JSON: `kind` and the keys of that kind."""
+    kind: Required[str]
+    host: str
+    port: int
+    socket_buffer_bytes: int
+    gso: bool
+    gro: bool
+    busy_poll: bool
+    path: str
+    slots: int
+    link: str
+    transfer_bytes: int
+    transfers: int
+
+
+class StreamJson(TypedDict):
+    """The core's stream config JSON (`to_json(StreamConfig)`)."""
+    direction: str
+    channels: int
+    sample_format: str
+    rate_sps: float
+    frame_bytes: int
+    transport: TransportJson
+    pattern: str
+    stream_id: int
+    crc: bool
+    tx_lead_frames: int
+
+
+class SimJson(StreamJson, total=False):
+    """What the simulator's configure takes: the stream and the device's own keys
+    (`to_json(SimConfig)`), and where to send RX when the host receiver is not the driver's."""
+    master_clock_hz: Required[float]
+    fifo_frames: Required[int]
+    faults: Required[dict[str, int]]
+    rx_dest: dict[str, object]   # the host receiver's endpoint (its own JSON)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UdpTransport:
+    kind: Literal[TransportKind.UDP] = TransportKind.UDP
+    host: str
+    port: int                       # 0: the receiver picks one (its endpoint says which)
+    socket_buffer_bytes: int        # at least; the stream grows it to its rate when it opens
+    gso: bool
+    gro: bool
+    busy_poll: bool
+
+    def to_json(self) -> TransportJson:
+        return {"kind": self.kind.value, "host": self.host, "port": self.port,
+                "socket_buffer_bytes": self.socket_buffer_bytes, "gso": self.gso, "gro": self.gro,
+                "busy_poll": self.busy_poll}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ShmTransport:
+    kind: Literal[TransportKind.SHM] = TransportKind.SHM
+    path: str                       # empty: the receiver creates the ring
+    slots: int
+
+    def to_json(self) -> TransportJson:
+        return {"kind": self.kind.value, "path": self.path, "slots": self.slots}
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsbTransport:
+    kind: Literal[TransportKind.USB] = TransportKind.USB
+    link: UsbLink
+    transfer_bytes: int             # S: bytes per bulk transfer
+    transfers: int                  # N: transfers in flight per direction
+
+    def to_json(self) -> TransportJson:
+        return {"kind": self.kind.value, "link": self.link.value, "transfer_bytes": self.transfer_bytes,
+                "transfers": self.transfers}
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bytes in flight per direction (the published tables' "buffer size")."""
+        return self.transfer_bytes * self.transfers
+
+
+Transport = UdpTransport | ShmTransport | UsbTransport
+
+
+def transport_from_json(d: Mapping[str, object], where: str = "transport") -> Transport:
+    kind = TransportKind(_str(d, "kind", where))
+    if kind is TransportKind.UDP:
+        return UdpTransport(host=_str(d, "host", where), port=_int(d, "port", where),
+                            socket_buffer_bytes=_int(d, "socket_buffer_bytes", where), gso=_bool(d, "gso", where),
+                            gro=_bool(d, "gro", where), busy_poll=_bool(d, "busy_poll", where))
+    if kind is TransportKind.SHM:
+        return ShmTransport(path=_str(d, "path", where), slots=_int(d, "slots", where))
+    return UsbTransport(link=UsbLink(_str(d, "link", where)), transfer_bytes=_int(d, "transfer_bytes", where),
+                        transfers=_int(d, "transfers", where))
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamConfig:
+    """One stream as the core runs it (docs/architecture.md "Stream config")."""
+    direction: Direction
+    channels: int
+    sample_format: SampleFormat
+    rate_sps: float
+    frame_bytes: int                # the whole frame, the 48-byte header included
+    transport: Transport
+    pattern: str
+    stream_id: int
+    crc: bool
+    tx_lead_frames: int             # TX: frames sent ahead of the rate clock; 0 = automatic
+
+    def to_json(self) -> StreamJson:
+        return {"direction": self.direction, "channels": self.channels, "sample_format": self.sample_format,
+                "rate_sps": self.rate_sps, "frame_bytes": self.frame_bytes, "transport": self.transport.to_json(),
+                "pattern": self.pattern, "stream_id": self.stream_id, "crc": self.crc,
+                "tx_lead_frames": self.tx_lead_frames}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object], where: str = "stream config") -> StreamConfig:
+        direction, fmt = _str(d, "direction", where), _str(d, "sample_format", where)
+        if not _is_direction(direction):
+            raise ValueError(f"{where}.direction: must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
+        if not _is_format(fmt):
+            raise ValueError(f"{where}.sample_format: must be one of {', '.join(SAMPLE_FORMATS)}, got {fmt!r}")
+        transport = _get(d, "transport", where)
+        if not isinstance(transport, Mapping):
+            raise ValueError(f"{where}.transport: must be an object")
+        return cls(direction=direction, channels=_int(d, "channels", where), sample_format=fmt,
+                   rate_sps=_float(d, "rate_sps", where), frame_bytes=_int(d, "frame_bytes", where),
+                   transport=transport_from_json(transport, f"{where}.transport"), pattern=_str(d, "pattern", where),
+                   stream_id=_int(d, "stream_id", where), crc=_bool(d, "crc", where),
+                   tx_lead_frames=_int(d, "tx_lead_frames", where))
+
+
+# Fault kinds that put something wrong on the stream (the rest place or time them).
+FAULT_INJECTIONS = ("drop_frames", "corrupt_samples", "duplicate_frames", "reorder_frames", "stall_ms")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Faults:
+    """The simulator's seeded faults (the core's FaultSpec, every key of kFaultKeys)."""
+    seed: int
+    drop_frames: int
+    corrupt_samples: int
+    duplicate_frames: int
+    reorder_frames: int
+    stall_ms: int                   # TX/loopback: the device stops consuming once for this long
+    window_frames: int              # faults sit on seq [16, window_frames); 0 = compact placement
+    die_after_ms: int               # the simulator kills itself this long after start; 0 = never
+
+    def to_json(self) -> dict[str, int]:
+        return {f.name: int(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object], where: str = "faults") -> Faults:
+        return cls(**{f.name: _int(d, f.name, where) for f in dataclasses.fields(cls)})
+
+    def injected(self) -> tuple[str, ...]:
+        """The fault kinds this run puts on its stream."""
+        return tuple(k for k in FAULT_INJECTIONS if getattr(self, k))
