@@ -63,7 +63,7 @@ def test_usb_transport_knobs_and_buffer_bytes(write_case):
     core = _native.default_stream_config("usb", 8192)["transport"]
     default = usb_case(write_case, transport="link: usb3")
     assert (default.transport.transfer_bytes, default.transport.transfers) == (core["transfer_bytes"], core["transfers"])
-    assert default.transport_given == ("frame_bytes", "link")
+    assert default.transport_given == ("kind", "frame_bytes", "link")
 
 
 @pytest.mark.parametrize("transport, field, text", [
