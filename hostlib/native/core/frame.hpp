@@ -58,6 +58,32 @@ inline FrameHeader read_header(const std::uint8_t* in) {
   return h;
 }
 
+// Header fields of a frame in place (frame: its first byte), each at its offset in
+// FrameHeader: one load or store per field, no copy of the header, no byte offsets
+// in callers.
+template <class T>
+inline T frame_load(const std::uint8_t* frame, std::size_t offset) {
+  T v;
+  std::memcpy(&v, frame + offset, sizeof v);
+  return v;
+}
+template <class T>
+inline void frame_store(std::uint8_t* frame, std::size_t offset, T v) {
+  std::memcpy(frame + offset, &v, sizeof v);
+}
+inline std::uint8_t frame_flags(const std::uint8_t* f) { return frame_load<std::uint8_t>(f, offsetof(FrameHeader, flags)); }
+inline std::uint8_t frame_sample_format(const std::uint8_t* f) {
+  return frame_load<std::uint8_t>(f, offsetof(FrameHeader, sample_format));
+}
+inline std::uint8_t frame_channels(const std::uint8_t* f) { return frame_load<std::uint8_t>(f, offsetof(FrameHeader, channels)); }
+inline std::uint32_t frame_payload_bytes(const std::uint8_t* f) {
+  return frame_load<std::uint32_t>(f, offsetof(FrameHeader, payload_bytes));
+}
+inline std::uint64_t frame_seq(const std::uint8_t* f) { return frame_load<std::uint64_t>(f, offsetof(FrameHeader, seq)); }
+inline void set_frame_flags(std::uint8_t* f, std::uint8_t v) { frame_store(f, offsetof(FrameHeader, flags), v); }
+inline void set_frame_crc32c(std::uint8_t* f, std::uint32_t v) { frame_store(f, offsetof(FrameHeader, crc32c), v); }
+inline void set_frame_send_time_ns(std::uint8_t* f, std::uint64_t v) { frame_store(f, offsetof(FrameHeader, send_time_ns), v); }
+
 // Checks a received frame. Returns nullptr when valid, else a static message naming
 // the broken field. With CRC_VALID set the payload CRC is verified too.
 const char* validate_frame(const std::uint8_t* frame, std::size_t len, FrameHeader& out);
