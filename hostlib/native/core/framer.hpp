@@ -77,15 +77,12 @@ inline std::uint32_t write_samples_header(const StreamConfig& cfg, std::uint64_t
 // Sets crc32c (when CRC_VALID wanted) and send_time_ns just before the frame leaves.
 inline void finish_frame(std::uint8_t* frame, bool with_crc, std::uint64_t send_time_ns) {
   if (with_crc) {
-    std::uint32_t payload_bytes;
-    std::memcpy(&payload_bytes, frame + 8, 4);
-    std::uint32_t c = crc32c(frame + kFrameHeaderBytes, payload_bytes);
-    std::memcpy(frame + 12, &c, 4);
-    frame[3] = std::uint8_t(frame[3] | kFlagCrcValid);
+    set_frame_crc32c(frame, crc32c(frame + kFrameHeaderBytes, frame_payload_bytes(frame)));
+    set_frame_flags(frame, std::uint8_t(frame_flags(frame) | kFlagCrcValid));
   }
-  std::memcpy(frame + 32, &send_time_ns, 8);
+  set_frame_send_time_ns(frame, send_time_ns);
 }
 
-inline void set_flags(std::uint8_t* frame, std::uint8_t flags) { frame[3] = std::uint8_t(frame[3] | flags); }
+inline void set_flags(std::uint8_t* frame, std::uint8_t flags) { set_frame_flags(frame, std::uint8_t(frame_flags(frame) | flags)); }
 
 }  // namespace hilrig

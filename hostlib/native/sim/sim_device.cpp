@@ -324,9 +324,7 @@ class TxFaultGate {
   void on_frame(const std::uint8_t* p, std::size_t len, Deliver&& deliver) {
     const FaultPlan::Entry* fault = nullptr;
     if (faulty_ && len >= kFrameHeaderBytes && len <= scratch_.size()) {
-      std::uint64_t seq;
-      std::memcpy(&seq, p + 16, 8);
-      fault = plan_.at(seq);
+      fault = plan_.at(frame_seq(p));
     }
     if (!fault) {
       deliver(p, len);
@@ -810,7 +808,7 @@ void SimDevice::run_rtl(Link* rx) {
     while (!eob && now_ns() < deadline) {
       std::uint32_t len = 0;
       if (const std::uint8_t* p = core.rx_frame(&len)) {
-        if (p[3] & kFlagEOB) {
+        if (frame_flags(p) & kFlagEOB) {
           eob = true;
           break;
         }
@@ -823,7 +821,7 @@ void SimDevice::run_rtl(Link* rx) {
     std::uint32_t len = 0;
     const std::uint8_t* p = eob ? core.rx_frame(&len) : nullptr;
     if (p) {
-      if (p[3] & kFlagOverflowBefore) counter_add(overflow_events_);
+      if (frame_flags(p) & kFlagOverflowBefore) counter_add(overflow_events_);
       rx->finish([&](std::uint8_t* out) { std::memcpy(out, p, len); return len; }, now_ns() + 100'000'000);
       core.take_rx_frame();
     } else {

@@ -102,3 +102,32 @@ TEST(FrameVectors, BrokenVectorsAreRejectedWithTheRightReason) {
   }
   EXPECT_GE(checked, 5);
 }
+
+// The accessors read and write the fields at the offsets docs/frame-format.md gives.
+TEST(FrameAccessors, ReadAndWriteTheSpecsOffsets) {
+  hilrig::FrameHeader h;
+  h.flags = hilrig::kFlagEOB;
+  h.sample_format = 2;
+  h.channels = 3;
+  h.payload_bytes = 0x01020304;
+  h.seq = 0x1122334455667788ull;
+  std::uint8_t f[hilrig::kFrameHeaderBytes];
+  hilrig::write_header(h, f);
+  EXPECT_EQ(hilrig::frame_flags(f), f[3]);
+  EXPECT_EQ(hilrig::frame_sample_format(f), f[6]);
+  EXPECT_EQ(hilrig::frame_channels(f), f[7]);
+  EXPECT_EQ(hilrig::frame_payload_bytes(f), 0x01020304u);
+  EXPECT_EQ(f[8], 0x04);
+  EXPECT_EQ(hilrig::frame_seq(f), h.seq);
+  EXPECT_EQ(f[16], 0x88);
+  hilrig::set_frame_flags(f, hilrig::kFlagSOB);
+  hilrig::set_frame_crc32c(f, 0xAABBCCDDu);
+  hilrig::set_frame_send_time_ns(f, 0x0102030405060708ull);
+  EXPECT_EQ(f[3], hilrig::kFlagSOB);
+  EXPECT_EQ(f[12], 0xDD);
+  EXPECT_EQ(f[32], 0x08);
+  EXPECT_EQ(f[39], 0x01);
+  const hilrig::FrameHeader back = hilrig::read_header(f);
+  EXPECT_EQ(back.crc32c, 0xAABBCCDDu);
+  EXPECT_EQ(back.send_time_ns, 0x0102030405060708ull);
+}

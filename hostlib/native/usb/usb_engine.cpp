@@ -216,7 +216,7 @@ void UsbEngine::take_in(UsbTransfer& t, std::uint64_t now) {
   while (off < t.actual) {
     const std::uint32_t left = t.actual - off;
     std::uint32_t payload = 0;
-    if (left >= kFrameHeaderBytes) std::memcpy(&payload, t.buffer + off + 8, 4);
+    if (left >= kFrameHeaderBytes) payload = frame_payload_bytes(t.buffer + off);
     const std::uint64_t flen = std::uint64_t(kFrameHeaderBytes) + payload;
     if (left < kFrameHeaderBytes || flen > left) {
       counter_add(usb_.short_transfers);
