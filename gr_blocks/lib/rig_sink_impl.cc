@@ -11,6 +11,7 @@
 #include <hilrig/core/clock.hpp>
 #include <hilrig/core/config.hpp>
 #include <hilrig/core/framer.hpp>
+#include <hilrig/io/frame_sink.hpp>
 #include <hilrig/core/tx_pacer.hpp>
 
 #include <nlohmann/json.hpp>
@@ -94,25 +95,16 @@ rig_sink_impl::rig_sink_impl(const std::string& format,
                                     " holds no sample after the 48-byte header");
     d_cfg.transport = sink_endpoint(endpoint);
     d_ticks_per_frame = d_cfg.samples_per_frame();
-    d_frame.resize(d_cfg.frame_bytes);
-    std::uint64_t ring_slots = 0;
     try {
-        if (d_cfg.transport.kind == ::hilrig::TransportKind::udp) {
-            d_sock = ::hilrig::UdpSocket::connect_to(
-                d_cfg.transport.host, d_cfg.transport.port, d_cfg.socket_buffer_for_rate());
-        } else {
-            d_ring.reset(::hilrig::ShmRing::open(d_cfg.transport.path));
-            ring_slots = d_ring->slot_count();
-            if (d_ring->slot_bytes() < d_cfg.frame_bytes)
-                throw std::invalid_argument("hilrig rig_sink: the ring's slots hold " +
-                                            std::to_string(d_ring->slot_bytes()) + " bytes, frames are " +
-                                            std::to_string(d_cfg.frame_bytes));
-        }
+        d_sink = std::make_unique<::hilrig::FrameSink>(d_cfg);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("hilrig rig_sink: ") + e.what());
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string("hilrig rig_sink: ") + e.what());
     }
     // TxStream's flow control: the rate clock with the core's lead (samples here).
     if (rate_sps > 0) {
+        const uint64_t ring_slots = d_sink->ring() ? d_sink->ring()->slot_count() : 0;
         const uint64_t lead_frames = ::hilrig::TxPacer::lead_frames(
             d_cfg, ::hilrig::TxPacer::link_frames(d_cfg, ring_slots));
         d_pacer = std::make_unique<::hilrig::TxPacer>(rate_sps, lead_frames * d_ticks_per_frame);
@@ -127,42 +119,36 @@ bool rig_sink_impl::start()
     return true;
 }
 
-// Sends d_frame's d_fill ticks as frame d_seq (the core's header and CRC), paced by
-// the core's TxPacer. A full socket or ring is waited on (bounded polls, so stop() is seen).
+// The frame being filled: a ring slot or the sink's UDP buffer, waited for (bounded,
+// so stop() is seen) when the ring is full. nullptr: stopping.
+uint8_t* rig_sink_impl::frame_buffer()
+{
+    while (!d_out) {
+        d_out = d_sink->acquire(10'000'000);
+        if (!d_out && d_stopping)
+            return nullptr;
+    }
+    return d_out;
+}
+
+// Sends the d_fill ticks in d_out as frame d_seq (the core's header; the sink stamps
+// the send time and CRC), paced by the core's TxPacer; the sink's send-with-retry
+// waits on a full socket until stop().
 bool rig_sink_impl::send_frame(uint8_t flags)
 {
     const uint64_t tick = d_seq * d_ticks_per_frame;
     if (d_pacer && tick >= d_pacer->allowed(::hilrig::now_ns()))
         ::hilrig::sleep_until_ns(d_pacer->due_ns(tick));
-    uint8_t* out = d_frame.data();
-    if (d_ring) {
-        while (!(out = d_ring->acquire_wait(10'000'000)))
-            if (d_stopping)
-                return false;
-        std::memcpy(out + ::hilrig::kFrameHeaderBytes,
-                    d_frame.data() + ::hilrig::kFrameHeaderBytes,
-                    std::size_t(d_fill) * d_cfg.tick_bytes());
-    }
-    const uint32_t len = ::hilrig::write_samples_header(
-        d_cfg, d_seq, tick, d_fill, uint8_t(flags | (d_seq == 0 ? ::hilrig::kFlagSOB : 0)), out);
-    ::hilrig::finish_frame(out, d_cfg.crc, ::hilrig::now_ns());
-    if (d_ring) {
-        d_ring->publish(len);
-    } else {
-        for (;;) {
-            bool busy = false;
-            int err = 0;
-            std::size_t n = len;
-            if (::hilrig::udp_send_batch(d_sock.fd(), &out, &n, 1, &busy, &err) == 1)
-                break;
-            if (!busy) {
-                d_logger->error(std::string("send failed: ") + std::strerror(err));
-                return false;
-            }
-            if (d_stopping)
-                return false;
-            d_sock.wait_writable(10);
-        }
+    uint8_t* out = frame_buffer();
+    if (!out)
+        return false;
+    d_sink->commit(::hilrig::write_samples_header(
+        d_cfg, d_seq, tick, d_fill, uint8_t(flags | (d_seq == 0 ? ::hilrig::kFlagSOB : 0)), out));
+    d_out = nullptr;
+    if (d_sink->flush(~uint64_t(0), &d_stopping) != 1) {
+        if (d_sink->error())
+            d_logger->error(std::string("send failed: ") + std::strerror(d_sink->error()));
+        return false;
     }
     ++d_seq;
     d_frames_sent.fetch_add(1, std::memory_order_relaxed);
@@ -185,8 +171,11 @@ int rig_sink_impl::work(int noutput_items,
     const std::size_t stride = d_cfg.tick_bytes();
     int used = 0;
     while (used < noutput_items) {
+        uint8_t* out = frame_buffer();
+        if (!out)
+            return WORK_DONE; // stopping
         const int n = int(std::min<uint32_t>(d_ticks_per_frame - d_fill, uint32_t(noutput_items - used)));
-        uint8_t* payload = d_frame.data() + ::hilrig::kFrameHeaderBytes + std::size_t(d_fill) * stride;
+        uint8_t* payload = out + ::hilrig::kFrameHeaderBytes + std::size_t(d_fill) * stride;
         interleave(input_items.data(), std::size_t(used), d_format, d_cfg.channels, std::size_t(n), d_cfg.sample_format, payload);
         d_fill += uint32_t(n);
         used += n;

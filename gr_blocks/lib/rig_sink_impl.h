@@ -13,9 +13,8 @@
 
 #include <hilrig/core/config.hpp>
 #include <hilrig/core/frame.hpp>
-#include <hilrig/io/shm_ring.hpp>
+#include <hilrig/io/frame_sink.hpp>
 #include <hilrig/core/tx_pacer.hpp>
-#include <hilrig/io/udp.hpp>
 
 #include <atomic>
 #include <memory>
@@ -30,15 +29,15 @@ private:
     const cpu_format d_format;
     ::hilrig::StreamConfig d_cfg; // geometry, header fields, rate, the receiver's endpoint
     uint32_t d_ticks_per_frame = 0;
-    ::hilrig::UdpSocket d_sock;
-    std::unique_ptr<::hilrig::ShmRing> d_ring;
-    std::unique_ptr<::hilrig::TxPacer> d_pacer; // samples; null: unpaced
-    std::vector<uint8_t> d_frame;               // the frame being filled
-    uint32_t d_fill = 0;                        // ticks in d_frame
+    std::unique_ptr<::hilrig::FrameSink> d_sink; // the core's frame sink: udp or the receiver's ring
+    std::unique_ptr<::hilrig::TxPacer> d_pacer;   // samples; null: unpaced
+    uint8_t* d_out = nullptr;                     // the frame being filled (from d_sink)
+    uint32_t d_fill = 0;                          // ticks in d_out
     uint64_t d_seq = 0;
     std::atomic<uint64_t> d_frames_sent{ 0 }, d_samples_sent{ 0 };
     std::atomic<bool> d_stopping{ false };
 
+    uint8_t* frame_buffer();
     bool send_frame(uint8_t flags);
 
 public:

@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "hilrig/core/clock.hpp"
 
@@ -20,7 +22,7 @@ struct alignas(64) ShmRing::Header {
   std::uint64_t magic;
   std::uint32_t version;
   std::uint32_t slot_count;
-  std::uint32_t slot_stride;  // kSlotHeaderBytes + slot_bytes rounded up to 64
+  std::uint32_t slot_stride;  // slot_bytes rounded up to kSlotAlignBytes (slot_stride_for)
   std::uint32_t slot_bytes;
   alignas(64) std::atomic<std::uint64_t> head;   // next slot the producer fills
   std::atomic<std::uint32_t> head_futex;         // low 32 bits of head, futex word
@@ -30,7 +32,19 @@ struct alignas(64) ShmRing::Header {
   std::atomic<std::uint32_t> producer_waiting;
   alignas(64) std::uint8_t pad[64];
 };
+// The header is shared between processes (and builds): its layout is pinned here.
+// A change to it is a new kLayoutVersion.
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(std::is_standard_layout_v<ShmRing::Header>);
+static_assert(offsetof(ShmRing::Header, magic) == 0 && offsetof(ShmRing::Header, version) == 8);
+static_assert(offsetof(ShmRing::Header, slot_count) == 12 && offsetof(ShmRing::Header, slot_stride) == 16 &&
+              offsetof(ShmRing::Header, slot_bytes) == 20);
+static_assert(offsetof(ShmRing::Header, head) == 64 && offsetof(ShmRing::Header, head_futex) == 72 &&
+              offsetof(ShmRing::Header, consumer_waiting) == 76);
+static_assert(offsetof(ShmRing::Header, tail) == 128 && offsetof(ShmRing::Header, tail_futex) == 136 &&
+              offsetof(ShmRing::Header, producer_waiting) == 140);
+static_assert(sizeof(ShmRing::Header) == 256 && alignof(ShmRing::Header) == 64);
 
 namespace {
 constexpr std::size_t kHeaderBytes = 4096;
@@ -101,26 +115,25 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
   prefetch_slots_ = std::clamp<std::uint32_t>(kPrefetchAheadBytes / stride_, 1, count_ - 1);
 }
 
-ShmRing* ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
+std::unique_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
   if (slot_count < 2) throw std::invalid_argument("shm ring: slot_count must be >= 2");
   if (slot_bytes < 48) throw std::invalid_argument("shm ring: slot_bytes must hold at least a 48-byte frame header");
   // No MFD_CLOEXEC: a child process may inherit it; others open /proc/<pid>/fd/<n>.
   int fd = memfd_create("hilrig-ring", 0);
   if (fd < 0) throw std::runtime_error(std::string("shm ring: memfd_create failed: ") + std::strerror(errno));
   fchmod(fd, 0600);
-  auto* r = new ShmRing();
+  std::unique_ptr<ShmRing> r(new ShmRing());
   try {
     r->map(fd, true, slot_count, slot_bytes);
   } catch (...) {
     ::close(fd);
-    delete r;
     throw;
   }
   r->path_ = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(fd);
   return r;
 }
 
-ShmRing* ShmRing::open(const std::string& path) {
+std::unique_ptr<ShmRing> ShmRing::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("shm ring: cannot open '" + path + "': " + std::strerror(errno));
   Header probe;
@@ -128,12 +141,11 @@ ShmRing* ShmRing::open(const std::string& path) {
     ::close(fd);
     throw std::runtime_error("shm ring: '" + path + "' is not a hilrig ring of this layout (magic or version differ)");
   }
-  auto* r = new ShmRing();
+  std::unique_ptr<ShmRing> r(new ShmRing());
   try {
     r->map(fd, false, probe.slot_count, probe.slot_bytes);
   } catch (...) {
     ::close(fd);
-    delete r;
     throw;
   }
   r->path_ = path;

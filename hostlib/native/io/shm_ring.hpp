@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace hilrig {
@@ -33,20 +34,19 @@ class ShmRing {
   ShmRing& operator=(const ShmRing&) = delete;
 
   // Creates a ring; slot_bytes is the largest frame it carries. Throws std::runtime_error.
-  static ShmRing* create(std::uint32_t slot_count, std::uint32_t slot_bytes);
+  [[nodiscard]] static std::unique_ptr<ShmRing> create(std::uint32_t slot_count, std::uint32_t slot_bytes);
   // Opens a ring created by another process (or this one) by its /proc path.
-  static ShmRing* open(const std::string& path);
+  [[nodiscard]] static std::unique_ptr<ShmRing> open(const std::string& path);
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }  // the memfd (the USB link's channel locks it to say "alive")
   std::uint32_t slot_count() const;
   std::uint32_t slot_bytes() const;  // max frame bytes per slot
   void close();
-  bool is_open() const { return base_ != nullptr; }
 
   // Producer. acquire() returns a slot to write up to slot_bytes() into, or nullptr
   // when the ring is full; publish(len) makes it visible and wakes a sleeping consumer.
-  std::uint8_t* acquire();
+  [[nodiscard]] std::uint8_t* acquire();
   void publish(std::uint32_t len);
   // Batched publishing: publish_deferred() hands the slot on locally, flush_published()
   // makes every deferred slot visible with one store (and one wake if needed). The
@@ -54,22 +54,24 @@ class ShmRing {
   void publish_deferred(std::uint32_t len);
   void flush_published();
   // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
-  std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
+  [[nodiscard]] std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
   // Producer: slots free right now (re-reads the consumer's index).
-  std::uint32_t free_slots();
+  [[nodiscard]] std::uint32_t free_slots();
 
   // Consumer. peek() returns the oldest frame (and its length) or nullptr when empty;
   // release() frees it.
-  const std::uint8_t* peek(std::uint32_t* len);
+  [[nodiscard]] const std::uint8_t* peek(std::uint32_t* len);
   void release();
   // Batched releasing, the mirror of publish_deferred/flush_published.
   void release_deferred();
   void flush_released();
   // Blocks up to timeout_ns for a frame (futex); nullptr on timeout.
-  const std::uint8_t* peek_wait(std::uint32_t* len, std::uint64_t timeout_ns);
+  [[nodiscard]] const std::uint8_t* peek_wait(std::uint32_t* len, std::uint64_t timeout_ns);
+
+  // The header both processes map (shm_ring.cpp pins its layout with static_asserts).
+  struct Header;
 
  private:
-  struct Header;
   Header* hdr() const { return reinterpret_cast<Header*>(base_); }
   std::uint8_t* slot_at(std::uint32_t pos) const { return slots_ + std::size_t(pos) * stride_; }
   std::uint32_t next_pos(std::uint32_t pos) const { return pos + 1 == count_ ? 0 : pos + 1; }

@@ -1,5 +1,6 @@
-// Host-side streams: RxStream (receiver + checker) and TxStream (paced pattern sender),
-// each on its own thread; stats() is safe to call while running.
+// Host-side streams: RxStream (a FrameSource and the checker) and TxStream (paced
+// pattern frames into a FrameSink), each on its own thread; stats() is safe to call
+// while running.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -12,8 +13,8 @@
 
 #include "hilrig/core/config.hpp"
 #include "hilrig/core/rx_check.hpp"
-#include "hilrig/io/shm_ring.hpp"
-#include "hilrig/io/udp.hpp"
+#include "hilrig/io/frame_sink.hpp"
+#include "hilrig/io/frame_source.hpp"
 
 namespace hilrig {
 
@@ -24,23 +25,17 @@ class RxStream {
  public:
   explicit RxStream(const StreamConfig& cfg);  // binds the socket / creates or opens the ring
   ~RxStream();
-  nlohmann::json endpoint() const;
+  nlohmann::json endpoint() const { return src_.endpoint(); }
   void start();
   void stop();  // idempotent
   nlohmann::json stats() const;
   bool running() const { return thread_.joinable(); }
   // Problems found while setting up (e.g. a socket buffer capped by rmem_max).
-  std::vector<std::string> warnings() const;
+  std::vector<std::string> warnings() const { return src_.warnings(); }
 
  private:
-  void run_udp();
-  void run_shm();
-  // GRO asked for and worth it at this frame size (udp_offload_pays).
-  bool gro_wanted() const { return cfg_.transport.gro && udp_offload_pays(cfg_.frame_bytes); }
-  StreamConfig cfg_;
-  UdpSocket sock_;
-  bool gro_ = false, busy_poll_ = false;
-  std::unique_ptr<ShmRing> ring_;
+  void run();
+  FrameSource src_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   RxCounters c_;
@@ -68,13 +63,11 @@ class TxStream {
 
  private:
   void run();
-  bool send_one(std::uint64_t seq, std::uint8_t flags, std::uint8_t* scratch, std::uint64_t timeout_ns);
-  // Builds and sends frames [seq, seq + n) (UDP: one GSO/sendmmsg batch); returns frames sent.
-  unsigned send_batch(std::uint64_t seq, unsigned n, std::uint8_t* scratch);
+  // Builds and sends frames [seq, seq + n) with these flags (UDP: one GSO/sendmmsg
+  // batch), waiting for room until timeout_ns; returns frames sent.
+  unsigned send_batch(std::uint64_t seq, unsigned n, std::uint8_t flags, std::uint64_t timeout_ns);
   StreamConfig cfg_;
-  UdpSocket sock_;
-  UdpSender sender_;
-  std::unique_ptr<ShmRing> ring_;
+  FrameSink sink_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   TxCounters c_;

@@ -78,7 +78,7 @@ json SimDevice::configure(const json& req) {
       rx_sock = UdpSocket::connect_to(t.host, t.port, sized.socket_buffer_for_rate());
     } else {
       if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
-      rx_ring.reset(ShmRing::open(t.path));
+      rx_ring = ShmRing::open(t.path);
       if (rx_ring->slot_bytes() < cfg.frame_bytes)
         throw std::invalid_argument("configure.transport.path: ring slots hold " + std::to_string(rx_ring->slot_bytes()) +
                                     " bytes, frame_bytes is " + std::to_string(cfg.frame_bytes));
@@ -94,7 +94,7 @@ json SimDevice::configure(const json& req) {
                   {"socket_buffer_bytes", tl.socket_buffer_bytes},
                   {"socket_buffer_bytes_granted", tx_sock.granted_rcvbuf()}};
     } else {
-      tx_ring.reset(ShmRing::create(tl.slots, cfg.frame_bytes));
+      tx_ring = ShmRing::create(tl.slots, cfg.frame_bytes);
       endpoint = {{"kind", "shm"}, {"path", tx_ring->path()}, {"slots", tl.slots}};
     }
   } else if (t.kind == TransportKind::udp) {

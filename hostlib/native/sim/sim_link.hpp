@@ -146,7 +146,8 @@ class ShmRingLink {
   bool room_for(unsigned k) { return ring_.free_slots() >= k; }
   void end_batch(bool more_due) {
     ring_.flush_published();
-    if (more_due && done_ < kBatch) ring_.acquire_wait(500'000);  // ring full: wait on the futex
+    // Ring full: wait on the futex for room; the slot is taken by the next acquire().
+    if (more_due && done_ < kBatch) static_cast<void>(ring_.acquire_wait(500'000));
     done_ = 0;
     fresh_ = true;
   }

@@ -36,10 +36,10 @@
 #include "hilrig/core/config.hpp"
 #include "hilrig/core/frame.hpp"
 #include "hilrig/core/rx_check.hpp"
-#include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/frame_sink.hpp"
+#include "hilrig/io/frame_source.hpp"
 #include "hilrig/soapy/soapy_simproc.hpp"
 #include "hilrig/core/tx_pacer.hpp"
-#include "hilrig/io/udp.hpp"
 
 namespace hilrig_soapy {
 
@@ -55,21 +55,16 @@ struct Stream {
   hilrig::SimConfig sim;  // the stream config (sim.stream) and the simulator's settings
   const hilrig::StreamConfig& cfg() const { return sim.stream; }
   bool active = false;
-  // RX
-  std::unique_ptr<hilrig::UdpSocket> sock;
-  std::unique_ptr<hilrig::UdpRecvBatch> batch;
-  std::unique_ptr<hilrig::ShmRing> ring;
-  int batch_n = 0, batch_i = 0;
-  const std::uint8_t* frame = nullptr;  // current frame (in batch or ring slot)
+  // RX: the core's frame source (UDP or a ring this module creates), one frame held at a time
+  std::unique_ptr<hilrig::FrameSource> src;
+  const std::uint8_t* frame = nullptr;  // the current frame (taken from src, released when consumed)
   hilrig::FrameHeader hdr;
   std::uint32_t frame_ticks = 0, consumed_ticks = 0;
   bool overflow_reported = false;
   std::unique_ptr<hilrig::RxCounters> rxc;
   std::unique_ptr<hilrig::RxChecker> check;
-  // TX
-  std::unique_ptr<hilrig::UdpSocket> txsock;
-  std::unique_ptr<hilrig::ShmRing> txring;
-  std::vector<std::uint8_t> txbuf;
+  // TX: the core's frame sink to the simulator's endpoint (made at activateStream)
+  std::unique_ptr<hilrig::FrameSink> sink;
   std::unique_ptr<hilrig::TxPacer> pacer;  // samples; restarted by each burst
   std::uint64_t tx_seq = 0, tx_tick = 0, burst_tick = 0;
   bool tx_in_burst = false;

@@ -61,18 +61,14 @@ SoapySDR::Stream* HilrigDevice::setupStream(const int direction, const std::stri
   for (Stream* other : streams_)
     if (other->direction == direction) throw std::runtime_error("hilrig: one stream per direction");
   if (direction == SOAPY_SDR_RX) {
-    // The receiver exists before the simulator is configured, so it knows where to send.
-    if (c.transport.kind == hilrig::TransportKind::udp) {
-      s->sock = std::make_unique<hilrig::UdpSocket>(
-          hilrig::UdpSocket::bind_to(c.transport.host, 0, c.socket_buffer_for_rate()));
-      s->batch = std::make_unique<hilrig::UdpRecvBatch>(32, c.frame_bytes + 1);
-    } else {
-      s->ring.reset(hilrig::ShmRing::create(c.ring_slots_for_rate(), c.frame_bytes));
-    }
+    // The receiver exists before the simulator is configured, so it knows where to send:
+    // a UDP port of its own, or a ring created here.
+    hilrig::StreamConfig rx = c;
+    rx.transport.port = 0;
+    rx.transport.path.clear();
+    s->src = std::make_unique<hilrig::FrameSource>(rx);
     s->rxc = std::make_unique<hilrig::RxCounters>();
     s->check = std::make_unique<hilrig::RxChecker>(*s->rxc);
-  } else {
-    s->txbuf.resize(c.frame_bytes);
   }
   streams_.push_back(s.get());
   return reinterpret_cast<SoapySDR::Stream*>(s.release());
@@ -96,9 +92,7 @@ int HilrigDevice::activateStream(SoapySDR::Stream* handle, const int, const long
   s->sim.stream.rate_sps = rate_sps_;
   s->sim.master_clock_hz = master_clock_hz_;
   json req = hilrig::to_json(s->sim);
-  if (s->direction == SOAPY_SDR_RX)
-    req["rx_dest"] = s->sock ? json{{"kind", "udp"}, {"host", s->cfg().transport.host}, {"port", s->sock->local_port()}}
-                             : json{{"kind", "shm"}, {"path", s->ring->path()}, {"slots", s->ring->slot_count()}};
+  if (s->direction == SOAPY_SDR_RX) req["rx_dest"] = s->src->endpoint();
   try {
     req["cmd"] = "configure";
     json answer = sim_->request(req);
@@ -109,16 +103,12 @@ int HilrigDevice::activateStream(SoapySDR::Stream* handle, const int, const long
     if (s->direction == SOAPY_SDR_TX) {
       const hilrig::StreamConfig& c = s->cfg();
       const hilrig::TransportSpec dest = hilrig::transport_at_endpoint(c.transport, answer.at("endpoint"), "endpoint");
-      if (dest.kind == hilrig::TransportKind::udp) {
-        hilrig::StreamConfig sized = c;
-        sized.transport = dest;
-        s->txsock = std::make_unique<hilrig::UdpSocket>(
-            hilrig::UdpSocket::connect_to(dest.host, dest.port, sized.socket_buffer_for_rate()));
-      } else {
-        s->txring.reset(hilrig::ShmRing::open(dest.path));
-      }
+      hilrig::StreamConfig sized = c;
+      sized.transport = dest;
+      s->sink = std::make_unique<hilrig::FrameSink>(sized);
+      const hilrig::ShmRing* ring = s->sink->ring();
       const std::uint64_t lead_frames =
-          hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, s->txring ? s->txring->slot_count() : 0));
+          hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, ring ? ring->slot_count() : 0));
       s->pacer = std::make_unique<hilrig::TxPacer>(rate_sps_, lead_frames * c.samples_per_frame());
       s->tx_seq = s->tx_tick = 0;
       s->tx_in_burst = false;
@@ -229,48 +219,25 @@ bool HilrigDevice::next_frame(Stream* s, long timeoutUs) {
   const std::uint64_t deadline = hilrig::now_ns() + std::uint64_t(std::max(0L, timeoutUs)) * 1000ull;
   const hilrig::StreamConfig& c = s->cfg();
   while (true) {
-    const std::uint8_t* f = nullptr;
-    std::size_t len = 0;
-    if (s->sock) {
-      if (s->batch_i >= s->batch_n) {
-        s->batch_i = s->batch_n = 0;
-        int n = s->batch->recv(s->sock->fd());
-        const std::uint64_t t = hilrig::now_ns();
-        if (n <= 0) {
-          s->check->on_idle(t, hilrig::kRecvTimeoutNs);
-          if (t >= deadline) return false;
-          s->sock->wait_readable(int(std::min<std::uint64_t>((deadline - t) / 1000000ull + 1, 100)));
-          continue;
-        }
-        s->check->on_batch_done(t);
-        s->batch_n = n;
-      }
-      f = s->batch->data(unsigned(s->batch_i));
-      len = s->batch->truncated(unsigned(s->batch_i)) ? 0 : s->batch->len(unsigned(s->batch_i));
-    } else {
-      std::uint32_t l32 = 0;
-      const std::uint64_t t = hilrig::now_ns();
-      f = s->ring->peek_wait(&l32, t >= deadline ? 0 : std::min<std::uint64_t>(deadline - t, 100000000ull));
-      if (f == nullptr) {
-        const std::uint64_t t2 = hilrig::now_ns();
-        s->check->on_idle(t2, hilrig::kRecvTimeoutNs);
-        if (t2 >= deadline) return false;
-        continue;
-      }
-      len = std::min<std::uint32_t>(l32, s->ring->slot_bytes());
-    }
-    hilrig::FrameHeader h;
-    const bool geometry_ok = len >= hilrig::kFrameHeaderBytes &&
-                           hilrig::frame_sample_format(f) == std::uint8_t(c.sample_format) &&
-                           hilrig::frame_channels(f) == c.channels;
-    if (!geometry_ok) s->check->on_malformed();
-    if (!geometry_ok || !s->check->on_frame(f, len, hilrig::now_ns(), &h)) {
-      s->frame = f;  // so release_frame() frees the slot
-      release_frame(s);
+    const std::uint64_t t = hilrig::now_ns();
+    const hilrig::FrameView f = s->src->next(t >= deadline ? 0 : std::min<std::uint64_t>(deadline - t, 100000000ull));
+    if (!f) {
+      const std::uint64_t t2 = hilrig::now_ns();
+      s->check->on_idle(t2, hilrig::kRecvTimeoutNs);
+      if (t2 >= deadline) return false;
       continue;
     }
-    s->check->flush();  // one frame per readStream at most: rx_stats never lags
-    s->frame = f;
+    hilrig::FrameHeader h;
+    const bool geometry_ok = !f.malformed && f.len >= hilrig::kFrameHeaderBytes &&
+                             hilrig::frame_sample_format(f.data) == std::uint8_t(c.sample_format) &&
+                             hilrig::frame_channels(f.data) == c.channels;
+    if (!geometry_ok) s->check->on_malformed();
+    if (!geometry_ok || !s->check->on_frame(f.data, f.len, hilrig::now_ns(), &h)) {
+      s->src->release();
+      continue;
+    }
+    s->check->on_batch_done(hilrig::now_ns());  // one frame per readStream at most: rx_stats never lags
+    s->frame = f.data;
     s->hdr = h;
     s->frame_ticks = h.payload_bytes / c.tick_bytes();
     s->consumed_ticks = 0;
@@ -280,8 +247,7 @@ bool HilrigDevice::next_frame(Stream* s, long timeoutUs) {
 }
 
 void HilrigDevice::release_frame(Stream* s) {
-  if (s->sock) ++s->batch_i;
-  else s->ring->release();
+  s->src->release();
   s->frame = nullptr;
 }
 
@@ -312,13 +278,8 @@ int HilrigDevice::send_tx_frame(Stream* s, const void* const* buffs, std::uint32
     if (timeoutUs >= 0 && due - now > std::uint64_t(timeoutUs) * 1000ull) return SOAPY_SDR_TIMEOUT;
     hilrig::sleep_until_ns(due);
   }
-  std::uint8_t* out = nullptr;
-  if (s->txring) {
-    out = s->txring->acquire_wait(std::uint64_t(std::max(0L, timeoutUs)) * 1000ull);
-    if (out == nullptr) return SOAPY_SDR_TIMEOUT;
-  } else {
-    out = s->txbuf.data();
-  }
+  std::uint8_t* out = s->sink->acquire(std::uint64_t(std::max(0L, timeoutUs)) * 1000ull);
+  if (out == nullptr) return SOAPY_SDR_TIMEOUT;
   if (buffs != nullptr) {
     std::uint8_t* payload = out + hilrig::kFrameHeaderBytes;
     with_sample_types(c.sample_format, s->format, [&](auto wire, auto host) {
@@ -329,25 +290,12 @@ int HilrigDevice::send_tx_frame(Stream* s, const void* const* buffs, std::uint32
     });
   }
   const std::uint8_t flags = std::uint8_t((s->tx_in_burst ? 0 : hilrig::kFlagSOB) | (eob ? hilrig::kFlagEOB : 0));
-  const std::uint32_t len = hilrig::write_samples_header(c, s->tx_seq, s->tx_tick, n, flags, out);
-  hilrig::finish_frame(out, c.crc, hilrig::now_ns());
-  if (s->txring) {
-    s->txring->publish(len);
-  } else {
-    const std::uint64_t deadline = hilrig::now_ns() + std::uint64_t(std::max(0L, timeoutUs)) * 1000ull;
-    while (true) {
-      std::uint8_t* bufs[1] = {out};
-      std::size_t lens[1] = {len};
-      bool busy = false;
-      int err = 0;
-      if (hilrig::udp_send_batch(s->txsock->fd(), bufs, lens, 1, &busy, &err) == 1) break;
-      if (!busy) {
-        SoapySDR::logf(SOAPY_SDR_ERROR, "hilrig: TX send failed: %s", std::strerror(err));
-        return SOAPY_SDR_STREAM_ERROR;
-      }
-      if (hilrig::now_ns() >= deadline) return SOAPY_SDR_TIMEOUT;
-      s->txsock->wait_writable(1);
-    }
+  s->sink->commit(hilrig::write_samples_header(c, s->tx_seq, s->tx_tick, n, flags, out));
+  // The sink stamps the send time (and CRC) and retries a full socket until the timeout.
+  if (s->sink->flush(hilrig::now_ns() + std::uint64_t(std::max(0L, timeoutUs)) * 1000ull) != 1) {
+    if (s->sink->error() == 0) return SOAPY_SDR_TIMEOUT;
+    SoapySDR::logf(SOAPY_SDR_ERROR, "hilrig: TX send failed: %s", std::strerror(s->sink->error()));
+    return SOAPY_SDR_STREAM_ERROR;
   }
   ++s->tx_seq;
   s->tx_tick += n;

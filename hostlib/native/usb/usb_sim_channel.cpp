@@ -14,8 +14,8 @@ std::unique_ptr<UsbSimChannel> UsbSimChannel::create(std::uint32_t transfer_byte
   // Every transfer in flight, a cancel for each, and slack: the rings never fill in
   // normal use, so neither side waits on the other for a slot.
   const std::uint32_t slots = 2 * transfers * std::max(1u, directions) + 16;
-  c->submit_.reset(ShmRing::create(slots, kUsbSimDescBytes + transfer_bytes));
-  c->complete_.reset(ShmRing::create(slots, kUsbSimDescBytes + transfer_bytes));
+  c->submit_ = ShmRing::create(slots, kUsbSimDescBytes + transfer_bytes);
+  c->complete_ = ShmRing::create(slots, kUsbSimDescBytes + transfer_bytes);
   if (flock(c->submit_->fd(), LOCK_EX | LOCK_NB) != 0)
     throw std::runtime_error(std::string("usb link: cannot lock its channel: ") + std::strerror(errno));
   return c;
@@ -26,8 +26,8 @@ std::unique_ptr<UsbSimChannel> UsbSimChannel::open(const nlohmann::json& ep) {
     throw std::invalid_argument("usb link endpoint: needs \"submit_path\" and \"complete_path\" (the simulator's configure answer), got " +
                                 ep.dump());
   auto c = std::make_unique<UsbSimChannel>();
-  c->submit_.reset(ShmRing::open(ep["submit_path"].get<std::string>()));
-  c->complete_.reset(ShmRing::open(ep["complete_path"].get<std::string>()));
+  c->submit_ = ShmRing::open(ep["submit_path"].get<std::string>());
+  c->complete_ = ShmRing::open(ep["complete_path"].get<std::string>());
   return c;
 }
 

@@ -1,0 +1,92 @@
+// A frame sink: frames built in place, then sent to a UDP destination (sendmmsg, GSO
+// batches of equal frames) or published into a shared-memory ring (the producer
+// side), with the core's one send-with-retry (send_with_retry below).
+//
+// How a front-end uses it:
+//   FrameSink sink(cfg);                       // connects to / opens cfg.transport
+//   one frame (SoapySDR writeStream, rig_sink::work, the simulator's loopback):
+//     std::uint8_t* out = sink.acquire(timeout_ns);   // nullptr: no room in time
+//     build the frame in out (at most max_frame_bytes()); sink.commit(len);
+//     unsigned sent = sink.flush(deadline_ns);        // 0: lost (error() says why)
+//   batches (TxStream): up to batch_capacity() acquire/commit pairs, one flush.
+// Ring frames are stamped (send time, CRC when the stream has it) at commit, UDP
+// frames with one send time at flush, just before they leave.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hilrig/core/clock.hpp"
+#include "hilrig/core/config.hpp"
+#include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/udp.hpp"
+
+namespace hilrig {
+
+// The one send-with-retry: try_send(done, &busy, &error) sends frames [done, n) and
+// returns how many left. Retries while the socket is busy (its buffer full), waiting
+// for room, until deadline_ns or *stop; a real error ends it (*error = errno).
+// Returns the frames sent; the rest are lost.
+template <class TrySend>
+unsigned send_with_retry(const UdpSocket& sock, unsigned n, std::uint64_t deadline_ns, const std::atomic<bool>* stop,
+                         int* error, TrySend&& try_send) {
+  unsigned sent = 0;
+  *error = 0;
+  while (sent < n) {
+    bool busy = false;
+    sent += try_send(sent, &busy, error);
+    if (sent == n || !busy) break;  // done, or a real socket error: the rest is lost
+    if (now_ns() >= deadline_ns || (stop && stop->load(std::memory_order_relaxed))) break;
+    sock.wait_writable(1);
+  }
+  return sent;
+}
+
+class FrameSink {
+ public:
+  // Sends where cfg.transport says: udp connects to host:port (send buffer sized to the
+  // rate), shm opens transport.path (a ring whose slots must hold frame_bytes).
+  // Throws std::runtime_error / std::invalid_argument naming what failed.
+  explicit FrameSink(const StreamConfig& cfg);
+  FrameSink(const FrameSink&) = delete;
+  FrameSink& operator=(const FrameSink&) = delete;
+
+  TransportKind kind() const { return ring_ ? TransportKind::shm : TransportKind::udp; }
+  UdpSocket& socket() { return sock_; }
+  ShmRing* ring() { return ring_.get(); }
+  std::uint32_t max_frame_bytes() const { return max_len_; }
+  // Frames one flush carries (UDP: the batch buffer; a ring takes any number).
+  unsigned batch_capacity() const { return cap_; }
+  bool gso_active() const { return sender_.gso_active(); }
+  const std::string& buffer_warning() const { return sock_.buffer_warning(); }
+
+  // Room for the next frame: a ring slot (waiting up to timeout_ns for one) or the
+  // next place in the UDP batch (never waits). nullptr: no room.
+  [[nodiscard]] std::uint8_t* acquire(std::uint64_t timeout_ns);
+  // The frame in the last acquired buffer is complete (len bytes).
+  void commit(std::uint32_t len);
+  // Sends what was committed, retrying a busy socket until deadline_ns (or *stop).
+  // Returns the frames sent; the others of the batch are lost.
+  unsigned flush(std::uint64_t deadline_ns, const std::atomic<bool>* stop = nullptr);
+  // errno of the last failed send (0: none).
+  int error() const { return error_; }
+
+ private:
+  std::uint8_t* at(unsigned i) { return buf_.data() + std::size_t(i) * max_len_; }
+  StreamConfig cfg_;
+  UdpSocket sock_;
+  UdpSender sender_;
+  std::unique_ptr<ShmRing> ring_;
+  std::uint32_t max_len_ = 0;
+  unsigned cap_ = 0, n_ = 0;
+  bool equal_ = true;  // every committed UDP frame is max_len_ long (one GSO batch)
+  std::uint8_t* slot_ = nullptr;
+  std::vector<std::uint8_t> buf_;
+  std::vector<std::uint8_t*> ptrs_;
+  std::vector<std::size_t> lens_;
+  int error_ = 0;
+};
+
+}  // namespace hilrig

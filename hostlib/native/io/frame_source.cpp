@@ -1,0 +1,88 @@
+#include "hilrig/io/frame_source.hpp"
+
+#include <cerrno>
+#include <stdexcept>
+
+#include "hilrig/core/clock.hpp"
+
+namespace hilrig {
+
+FrameSource::FrameSource(const StreamConfig& cfg, std::uint32_t ring_slots) : cfg_(cfg) {
+  if (cfg_.transport.kind == TransportKind::usb)
+    throw std::invalid_argument("FrameSource: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
+  if (cfg_.transport.kind == TransportKind::udp) {
+    sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
+    gro_ = gro_wanted() && sock_.enable_gro();
+    busy_poll_ = cfg_.transport.busy_poll;
+    if (busy_poll_) sock_.enable_busy_poll(50);
+    // Without GRO: one byte more than a whole frame so an oversized datagram shows up
+    // as MSG_TRUNC. With GRO every buffer takes a 64 KiB coalesced message.
+    batch_ = std::make_unique<UdpRecvBatch>(gro_ ? 16 : 64, std::size_t(cfg_.frame_bytes) + 1, gro_);
+    max_len_ = cfg_.frame_bytes;
+    return;
+  }
+  if (cfg_.transport.path.empty()) {
+    ring_ = ShmRing::create(ring_slots ? ring_slots : cfg_.ring_slots_for_rate(), cfg_.frame_bytes);
+  } else {
+    ring_ = ShmRing::open(cfg_.transport.path);
+  }
+  max_len_ = ring_->slot_bytes();
+}
+
+bool FrameSource::gro_wanted() const { return cfg_.transport.gro && udp_offload_pays(cfg_.frame_bytes); }
+
+std::vector<std::string> FrameSource::warnings() const {
+  std::vector<std::string> w;
+  if (ring_) return w;
+  if (!sock_.buffer_warning().empty()) w.push_back(sock_.buffer_warning());
+  if (gro_wanted() && !gro_) w.push_back("udp: the kernel refused UDP_GRO; receiving one datagram per message");
+  return w;
+}
+
+nlohmann::json FrameSource::endpoint() const {
+  if (ring_) return {{"kind", "shm"}, {"path", ring_->path()}, {"slots", ring_->slot_count()}};
+  return {{"kind", "udp"},
+          {"host", cfg_.transport.host},
+          {"port", sock_.local_port()},
+          {"socket_buffer_bytes", cfg_.transport.socket_buffer_bytes},
+          {"socket_buffer_bytes_sized", cfg_.socket_buffer_for_rate()},  // grown to 50 ms of the rate
+          {"socket_buffer_bytes_granted", sock_.granted_rcvbuf()},
+          {"gso", cfg_.transport.gso},
+          {"gro", gro_}};
+}
+
+void FrameSource::next_message() {
+  ++msg_;
+  off_ = 0;
+  if (msg_ < msgs_) seg_ = batch_->segment(msg_);
+  if (seg_ == 0) seg_ = 1;  // a zero-length datagram: nothing to take
+}
+
+bool FrameSource::wait(std::uint64_t timeout_ns) {
+  if (ring_) {
+    ring_->flush_released();  // the producer may be waiting for exactly these slots
+    taken_ = 0;
+    std::uint32_t len = 0;
+    return ring_->peek_wait(&len, timeout_ns) != nullptr;
+  }
+  msg_ = msgs_ = 0;
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    const int n = batch_->recv(sock_.fd());
+    if (n > 0) {
+      msgs_ = unsigned(n);
+      msg_ = ~0u;  // next_message() makes it 0
+      next_message();
+      return true;
+    }
+    if (n < 0) {
+      error_ = errno;
+      return false;
+    }
+    const std::uint64_t now = now_ns();
+    if (now >= deadline || busy_poll_) return false;  // busy poll: the caller spins
+    sock_.wait_readable(int(std::min<std::uint64_t>((deadline - now + 999'999) / 1'000'000, 1000)));
+  }
+}
+
+}  // namespace hilrig

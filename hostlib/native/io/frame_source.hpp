@@ -1,0 +1,125 @@
+// A frame source: received frames, read in place, from a UDP socket (recvmmsg
+// batches, GRO super-packets split into their datagrams) or a shared-memory ring
+// (SPSC, the consumer side).
+//
+// How a front-end uses it:
+//   FrameSource src(cfg);            // binds the socket / creates or opens the ring
+//   tell the sender src.endpoint();
+//   batch loop (RxStream, the simulator's TX side):
+//     if (!src.wait(timeout_ns)) { idle; continue; }
+//     while (FrameView f = src.take()) { use f; src.release(); }
+//   one frame at a time (SoapySDR readStream's acquire/release, rig_source::work):
+//     FrameView f = src.next(timeout_ns);   // empty: nothing within the timeout
+//     ... use f (valid until release) ...; src.release();
+// A view with malformed set is a datagram or slot that cannot be a frame of this
+// stream (truncated, or larger than a frame): count it (RxChecker::on_malformed),
+// never parse it, release it like any other.
+// take()/next()/release() are inline and branch on the transport once per frame; the
+// work per batch (the receive call, the ring's wait) is out of line.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hilrig/core/config.hpp"
+#include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/udp.hpp"
+
+namespace hilrig {
+
+struct FrameView {
+  const std::uint8_t* data = nullptr;
+  std::uint32_t len = 0;
+  bool malformed = false;
+  explicit operator bool() const { return data != nullptr; }
+};
+
+class FrameSource {
+ public:
+  // Receives as cfg.transport says: udp binds host:port (port 0: any free port) with a
+  // buffer sized to the rate; shm creates a ring of ring_slots (0: sized to the rate)
+  // when transport.path is empty, else opens that ring. Throws std::runtime_error /
+  // std::invalid_argument naming what failed.
+  explicit FrameSource(const StreamConfig& cfg, std::uint32_t ring_slots = 0);
+  FrameSource(const FrameSource&) = delete;
+  FrameSource& operator=(const FrameSource&) = delete;
+
+  TransportKind kind() const { return ring_ ? TransportKind::shm : TransportKind::udp; }
+  // Where a sender sends: {"kind": "udp", "host", "port", socket buffer figures, "gso",
+  // "gro"} or {"kind": "shm", "path", "slots"}.
+  nlohmann::json endpoint() const;
+  std::uint16_t port() const { return sock_.local_port(); }
+  const ShmRing* ring() const { return ring_.get(); }
+  // Problems found while setting up (a socket buffer capped by rmem_max, GRO refused).
+  std::vector<std::string> warnings() const;
+
+  // Gives the released frames back to the sender, then waits up to timeout_ns for
+  // more. True when a batch is ready for take(); false on timeout (or a socket error:
+  // error() says which).
+  [[nodiscard]] bool wait(std::uint64_t timeout_ns);
+  // The next frame of the ready batch; empty when the batch is used up.
+  [[nodiscard]] FrameView take() { return ring_ ? take_slot() : take_datagram(); }
+  // The last taken frame is done with: call it after each take(), before the next. A ring slot
+  // goes back to the sender at the next wait() or release_batch().
+  void release() {
+    if (ring_) ring_->release_deferred();
+  }
+  // Gives every released slot back to the sender now (the end of a stream).
+  void release_batch() {
+    if (ring_) ring_->flush_released();
+  }
+  // take(), and when the batch is used up wait() up to timeout_ns for the next one.
+  [[nodiscard]] FrameView next(std::uint64_t timeout_ns) {
+    if (FrameView f = take()) return f;
+    if (!wait(timeout_ns)) return {};
+    return take();
+  }
+  // errno of the last failed receive call (0: none).
+  int error() const { return error_; }
+
+  // Slots of a batch from the ring before the released ones go back in one store.
+  static constexpr unsigned kRingBatch = 32;
+
+ private:
+  FrameView take_slot() {
+    if (taken_ == kRingBatch) return {};
+    std::uint32_t len = 0;
+    const std::uint8_t* p = ring_->peek(&len);
+    if (!p) return {};
+    ++taken_;
+    return {p, len, len > max_len_};
+  }
+  FrameView take_datagram() {
+    while (msg_ < msgs_) {
+      if (batch_->truncated(msg_)) return {batch_->data(msg_++), 0, true};
+      const std::size_t len = batch_->len(msg_);
+      if (off_ < len) {
+        const std::size_t n = len - off_ < seg_ ? len - off_ : seg_;
+        const std::uint8_t* p = batch_->data(msg_) + off_;
+        off_ += n;
+        return {p, std::uint32_t(n), n > max_len_};
+      }
+      next_message();
+    }
+    return {};
+  }
+  void next_message();
+
+  bool gro_wanted() const;
+  StreamConfig cfg_;
+  UdpSocket sock_;
+  bool gro_ = false, busy_poll_ = false;
+  std::unique_ptr<UdpRecvBatch> batch_;
+  std::unique_ptr<ShmRing> ring_;
+  std::uint32_t max_len_ = 0;  // a longer datagram or slot is malformed
+  // The batch being taken: UDP message msg_ of msgs_, offset off_ in it, its datagram
+  // size seg_ (GRO); ring: slots taken_ of at most kRingBatch.
+  unsigned msg_ = 0, msgs_ = 0, taken_ = 0;
+  std::size_t off_ = 0, seg_ = 0;
+  int error_ = 0;
+};
+
+}  // namespace hilrig
