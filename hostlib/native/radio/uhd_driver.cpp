@@ -94,21 +94,25 @@ json UhdRadio::configure(const json& cfg) {
       extra += (extra.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   sa.args = uhd::device_addr_t(extra);
   const bool want_rx = dir == "rx" || dir == "loopback", want_tx = dir == "tx" || dir == "loopback";
-  if (want_rx) {
+  // Rate (and frequency) on every channel of one direction; multi_usrp names its calls per direction.
+  using Usrp = uhd::usrp::multi_usrp;
+  auto tune = [&](void (Usrp::*set_rate)(double, std::size_t),
+                  uhd::tune_result_t (Usrp::*set_freq)(const uhd::tune_request_t&, std::size_t),
+                  double (Usrp::*get_rate)(std::size_t)) {
+    Usrp& u = *p.usrp;
     for (std::size_t c : chans) {
-      p.usrp->set_rx_rate(asked, c);
-      if (cfg.contains("frequency_hz")) p.usrp->set_rx_freq(uhd::tune_request_t(cfg["frequency_hz"].get<double>()), c);
+      (u.*set_rate)(asked, c);
+      if (cfg.contains("frequency_hz")) (u.*set_freq)(uhd::tune_request_t(cfg["frequency_hz"].get<double>()), c);
     }
-    p.rate_sps = p.usrp->get_rx_rate(0);
+    p.rate_sps = (u.*get_rate)(0);
+  };
+  if (want_rx) {
+    tune(&Usrp::set_rx_rate, &Usrp::set_rx_freq, &Usrp::get_rx_rate);
     p.rx = p.usrp->get_rx_stream(sa);
     p.rx_spp = p.rx->get_max_num_samps();
   }
   if (want_tx) {
-    for (std::size_t c : chans) {
-      p.usrp->set_tx_rate(asked, c);
-      if (cfg.contains("frequency_hz")) p.usrp->set_tx_freq(uhd::tune_request_t(cfg["frequency_hz"].get<double>()), c);
-    }
-    p.rate_sps = p.usrp->get_tx_rate(0);
+    tune(&Usrp::set_tx_rate, &Usrp::set_tx_freq, &Usrp::get_tx_rate);
     p.tx = p.usrp->get_tx_stream(sa);
     p.tx_spp = p.tx->get_max_num_samps();
   }

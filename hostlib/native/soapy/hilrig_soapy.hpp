@@ -7,9 +7,11 @@
 // device with an integer divider: rate = master_clock / round(master_clock / asked).
 //
 // Everything but the SoapySDR API is the core's: the stream config and its stream
-// args (hilrig/config.hpp), the receive accounting (RxChecker: sequence, pattern,
-// malformed; sensor rx_stats), the framer and the TX pacer (hilrig/tx_pacer.hpp),
-// the conversions (hilrig/convert.hpp, bit-identical to SoapySDR's).
+// args (core/config.hpp), the frame source and sink (io/frame_source.hpp: readStream
+// holds one frame between next and release, SoapyRTLSDR's acquire/release shape;
+// io/frame_sink.hpp: writeStream's send), the receive accounting (RxChecker:
+// sequence, pattern, malformed; sensor rx_stats), the framer and the TX pacer
+// (core/tx_pacer.hpp), the conversions (core/convert.hpp, bit-identical to SoapySDR's).
 //
 // The files, as SoapyRTLSDR splits a device: this header (the device and its
 // stream), settings.cpp (identification, rates, RF, sensors, stream args),
