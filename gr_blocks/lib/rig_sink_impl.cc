@@ -11,6 +11,10 @@
 #include <hilrig/core/clock.hpp>
 #include <hilrig/core/config.hpp>
 #include <hilrig/core/framer.hpp>
+#include <hilrig/io/frame_sink.hpp>
+#include <hilrig/core/tx_pacer.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -21,8 +25,7 @@ namespace hilrig {
 
 rig_sink::sptr rig_sink::make(const std::string& cpu_format,
                               int channels,
-                              const std::string& transport,
-                              const std::string& address,
+                              const std::string& endpoint,
                               int frame_bytes,
                               double rate_sps,
                               const std::string& wire_format,
@@ -30,22 +33,35 @@ rig_sink::sptr rig_sink::make(const std::string& cpu_format,
                               bool crc)
 {
     return gnuradio::make_block_sptr<rig_sink_impl>(
-        cpu_format, channels, transport, address, frame_bytes, rate_sps, wire_format, stream_id, crc);
+        cpu_format, channels, endpoint, frame_bytes, rate_sps, wire_format, stream_id, crc);
 }
 
-static ::hilrig::SampleFormat sink_wire(cpu_format f, const std::string& wire_format)
+// The receiver's endpoint (the JSON rig_source::endpoint() and RxStream give) as the
+// core's transport: udp host and port, or the shm ring's path.
+static ::hilrig::TransportSpec sink_endpoint(const std::string& endpoint)
 {
-    const auto w = parse_wire_format(wire_format);
-    if (!cpu_takes_wire(f, w))
-        throw std::invalid_argument("hilrig rig_sink: cpu_format sc16/sc8 must equal wire_format (" +
-                                    wire_format + "); only fc32 is converted");
-    return w;
+    const std::string where = "hilrig rig_sink: endpoint";
+    nlohmann::json ep;
+    try {
+        ep = nlohmann::json::parse(endpoint);
+    } catch (const nlohmann::json::parse_error&) {
+        throw std::invalid_argument(where + " " + endpoint +
+                                    " is not JSON; give rig_source's endpoint(), e.g. "
+                                    "{\"kind\": \"udp\", \"host\": \"127.0.0.1\", \"port\": 5000}");
+    }
+    if (!ep.is_object() || !ep.contains("kind") || !ep["kind"].is_string())
+        throw std::invalid_argument(where + " must be an object with a kind (udp, shm), got " + endpoint);
+    const std::string kind = ep["kind"].get<std::string>();
+    if (kind != "udp" && kind != "shm")
+        throw std::invalid_argument(where + ".kind '" + kind + "' is not one of udp, shm");
+    ::hilrig::TransportSpec base;
+    base.kind = ::hilrig::parse_transport_kind(kind, where + ".kind");
+    return ::hilrig::transport_at_endpoint(base, ep, where);
 }
 
 rig_sink_impl::rig_sink_impl(const std::string& format,
                              int channels,
-                             const std::string& transport,
-                             const std::string& address,
+                             const std::string& endpoint,
                              int frame_bytes,
                              double rate_sps,
                              const std::string& wire_format,
@@ -56,96 +72,83 @@ rig_sink_impl::rig_sink_impl(const std::string& format,
                                             channels,
                                             item_bytes(parse_cpu_format(format))),
                      gr::io_signature::make(0, 0, 0)),
-      d_format(parse_cpu_format(format)),
-      d_wire(sink_wire(d_format, wire_format)),
-      d_channels(unsigned(channels)),
-      d_rate_sps(rate_sps),
-      d_crc(crc)
+      d_format(parse_cpu_format(format))
 {
+    // The core's stream config of this sink: frame geometry, header fields, rate, endpoint.
+    d_cfg.sample_format = parse_wire_format(wire_format);
+    if (!cpu_takes_wire(d_format, d_cfg.sample_format))
+        throw std::invalid_argument("hilrig rig_sink: cpu_format sc16/sc8 must equal wire_format (" +
+                                    wire_format + "); only fc32 is converted");
     if (!(rate_sps >= 0.0) || !std::isfinite(rate_sps))
         throw std::invalid_argument("hilrig rig_sink: rate_sps must be >= 0 (0: unpaced)");
     if (stream_id < 0 || stream_id > 65535)
         throw std::invalid_argument("hilrig rig_sink: stream_id must be 0-65535");
-    // The frame geometry of the core's StreamConfig: the largest whole number of ticks.
-    ::hilrig::StreamConfig cfg;
+    d_cfg.channels = unsigned(channels);
+    d_cfg.stream_id = uint16_t(stream_id);
+    d_cfg.crc = crc;
+    if (rate_sps > 0)
+        d_cfg.rate_sps = rate_sps;
     if (frame_bytes > 0)
-        cfg.frame_bytes = uint32_t(frame_bytes);
-    cfg.channels = d_channels;
-    cfg.sample_format = d_wire;
-    if (cfg.frame_bytes <= ::hilrig::kFrameHeaderBytes || cfg.samples_per_frame() == 0)
-        throw std::invalid_argument("hilrig rig_sink: frame_bytes " + std::to_string(cfg.frame_bytes) +
+        d_cfg.frame_bytes = uint32_t(frame_bytes);
+    if (d_cfg.frame_bytes <= ::hilrig::kFrameHeaderBytes || d_cfg.samples_per_frame() == 0)
+        throw std::invalid_argument("hilrig rig_sink: frame_bytes " + std::to_string(d_cfg.frame_bytes) +
                                     " holds no sample after the 48-byte header");
-    d_ticks_per_frame = cfg.samples_per_frame();
-    d_frame_bytes = uint32_t(::hilrig::kFrameHeaderBytes) + cfg.payload_bytes();
-    d_tmpl.stream_id = uint16_t(stream_id);
-    d_tmpl.sample_format = uint8_t(d_wire);
-    d_tmpl.channels = uint8_t(d_channels);
-    d_frame.resize(d_frame_bytes);
+    d_cfg.transport = sink_endpoint(endpoint);
+    d_ticks_per_frame = d_cfg.samples_per_frame();
     try {
-        if (transport == "udp") {
-            auto [host, port] = parse_host_port(address, "rig_sink");
-            d_sock = ::hilrig::UdpSocket::connect_to(host, port, cfg.transport.socket_buffer_bytes);
-        } else if (transport == "shm") {
-            d_ring = ::hilrig::ShmRing::open(address);
-            if (d_ring->slot_bytes() < d_frame_bytes)
-                throw std::invalid_argument("hilrig rig_sink: the ring's slots hold " +
-                                            std::to_string(d_ring->slot_bytes()) + " bytes, frames are " +
-                                            std::to_string(d_frame_bytes));
-        } else {
-            throw std::invalid_argument("hilrig rig_sink: transport '" + transport +
-                                        "' is not one of udp, shm");
-        }
+        d_sink = std::make_unique<::hilrig::FrameSink>(d_cfg);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("hilrig rig_sink: ") + e.what());
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string("hilrig rig_sink: ") + e.what());
+    }
+    // TxStream's flow control: the rate clock with the core's lead (samples here).
+    if (rate_sps > 0) {
+        const uint64_t ring_slots = d_sink->ring() ? d_sink->ring()->slot_count() : 0;
+        const uint64_t lead_frames = ::hilrig::TxPacer::lead_frames(
+            d_cfg, ::hilrig::TxPacer::link_frames(d_cfg, ring_slots));
+        d_pacer = std::make_unique<::hilrig::TxPacer>(rate_sps, lead_frames * d_ticks_per_frame);
     }
 }
 
 bool rig_sink_impl::start()
 {
-    d_start_ns = ::hilrig::now_ns();
+    if (d_pacer)
+        d_pacer->start(::hilrig::now_ns());
     d_stopping = false;
     return true;
 }
 
-// Sends d_frame's d_fill ticks as frame d_seq; paced to rate_sps by its first tick.
-// A full socket or ring is waited on (bounded polls, so stop() is seen).
+// The frame being filled: a ring slot or the sink's UDP buffer, waited for (bounded,
+// so stop() is seen) when the ring is full. nullptr: stopping.
+uint8_t* rig_sink_impl::frame_buffer()
+{
+    while (!d_out) {
+        d_out = d_sink->acquire(10'000'000);
+        if (!d_out && d_stopping)
+            return nullptr;
+    }
+    return d_out;
+}
+
+// Sends the d_fill ticks in d_out as frame d_seq (the core's header; the sink stamps
+// the send time and CRC), paced by the core's TxPacer; the sink's send-with-retry
+// waits on a full socket until stop().
 bool rig_sink_impl::send_frame(uint8_t flags)
 {
     const uint64_t tick = d_seq * d_ticks_per_frame;
-    if (d_rate_sps > 0)
-        ::hilrig::sleep_until_ns(d_start_ns + uint64_t(double(tick) / d_rate_sps * 1e9));
-    ::hilrig::FrameHeader h = d_tmpl;
-    h.flags = uint8_t(flags | ::hilrig::kFlagTsValid | (d_seq == 0 ? ::hilrig::kFlagSOB : 0));
-    h.payload_bytes = d_fill * d_channels * ::hilrig::bytes_per_sample(d_wire);
-    h.seq = d_seq;
-    h.sample_tick = tick;
-    const uint32_t len = uint32_t(::hilrig::kFrameHeaderBytes) + h.payload_bytes;
-    uint8_t* out = d_frame.data();
-    if (d_ring) {
-        while (!(out = d_ring->acquire_wait(10'000'000)))
-            if (d_stopping)
-                return false;
-        std::memcpy(out + ::hilrig::kFrameHeaderBytes, d_frame.data() + ::hilrig::kFrameHeaderBytes, h.payload_bytes);
-    }
-    ::hilrig::write_header(h, out);
-    ::hilrig::finish_frame(out, d_crc, ::hilrig::now_ns());
-    if (d_ring) {
-        d_ring->publish(len);
-    } else {
-        for (;;) {
-            bool busy = false;
-            int err = 0;
-            std::size_t n = len;
-            if (::hilrig::udp_send_batch(d_sock.fd(), &out, &n, 1, &busy, &err) == 1)
-                break;
-            if (!busy) {
-                d_logger->error(std::string("send failed: ") + std::strerror(err));
-                return false;
-            }
-            if (d_stopping)
-                return false;
-            d_sock.wait_writable(10);
-        }
+    if (d_pacer && tick >= d_pacer->allowed(::hilrig::now_ns()))
+        ::hilrig::sleep_until_ns(d_pacer->due_ns(tick));
+    uint8_t* out = frame_buffer();
+    if (!out)
+        return false;
+    d_sink->commit(::hilrig::write_samples_header(
+        d_cfg, d_seq, tick, d_fill, uint8_t(flags | (d_seq == 0 ? ::hilrig::kFlagSOB : 0)), out));
+    d_out = nullptr;
+    if (d_sink->flush(~uint64_t(0), &d_stopping) != 1) {
+        if (d_sink->error())
+            d_logger->error(std::string("send failed: ") + std::strerror(d_sink->error()));
+        return false;
     }
     ++d_seq;
     d_frames_sent.fetch_add(1, std::memory_order_relaxed);
@@ -165,12 +168,15 @@ int rig_sink_impl::work(int noutput_items,
                         gr_vector_const_void_star& input_items,
                         gr_vector_void_star& /*output_items*/)
 {
-    const std::size_t stride = std::size_t(d_channels) * ::hilrig::bytes_per_sample(d_wire);
+    const std::size_t stride = d_cfg.tick_bytes();
     int used = 0;
     while (used < noutput_items) {
+        uint8_t* out = frame_buffer();
+        if (!out)
+            return WORK_DONE; // stopping
         const int n = int(std::min<uint32_t>(d_ticks_per_frame - d_fill, uint32_t(noutput_items - used)));
-        uint8_t* payload = d_frame.data() + ::hilrig::kFrameHeaderBytes + std::size_t(d_fill) * stride;
-        interleave(input_items.data(), std::size_t(used), d_format, d_channels, std::size_t(n), d_wire, payload);
+        uint8_t* payload = out + ::hilrig::kFrameHeaderBytes + std::size_t(d_fill) * stride;
+        interleave(input_items.data(), std::size_t(used), d_format, d_cfg.channels, std::size_t(n), d_cfg.sample_format, payload);
         d_fill += uint32_t(n);
         used += n;
         if (d_fill == d_ticks_per_frame && !send_frame(0))

@@ -11,9 +11,10 @@
 #include "formats.h"
 #include <gnuradio/hilrig/rig_sink.h>
 
+#include <hilrig/core/config.hpp>
 #include <hilrig/core/frame.hpp>
-#include <hilrig/io/shm_ring.hpp>
-#include <hilrig/io/udp.hpp>
+#include <hilrig/io/frame_sink.hpp>
+#include <hilrig/core/tx_pacer.hpp>
 
 #include <atomic>
 #include <memory>
@@ -26,27 +27,23 @@ class rig_sink_impl : public rig_sink
 {
 private:
     const cpu_format d_format;
-    const ::hilrig::SampleFormat d_wire;
-    const unsigned d_channels;
-    const double d_rate_sps;
-    const bool d_crc;
-    uint32_t d_frame_bytes, d_ticks_per_frame;
-    ::hilrig::FrameHeader d_tmpl; // the constant header fields
-    ::hilrig::UdpSocket d_sock;
-    std::unique_ptr<::hilrig::ShmRing> d_ring;
-    std::vector<uint8_t> d_frame; // the frame being filled
-    uint32_t d_fill = 0;          // ticks in d_frame
-    uint64_t d_seq = 0, d_start_ns = 0;
+    ::hilrig::StreamConfig d_cfg; // geometry, header fields, rate, the receiver's endpoint
+    uint32_t d_ticks_per_frame = 0;
+    std::unique_ptr<::hilrig::FrameSink> d_sink; // the core's frame sink: udp or the receiver's ring
+    std::unique_ptr<::hilrig::TxPacer> d_pacer;   // samples; null: unpaced
+    uint8_t* d_out = nullptr;                     // the frame being filled (from d_sink)
+    uint32_t d_fill = 0;                          // ticks in d_out
+    uint64_t d_seq = 0;
     std::atomic<uint64_t> d_frames_sent{ 0 }, d_samples_sent{ 0 };
     std::atomic<bool> d_stopping{ false };
 
+    uint8_t* frame_buffer();
     bool send_frame(uint8_t flags);
 
 public:
     rig_sink_impl(const std::string& cpu_format,
                   int channels,
-                  const std::string& transport,
-                  const std::string& address,
+                  const std::string& endpoint,
                   int frame_bytes,
                   double rate_sps,
                   const std::string& wire_format,

@@ -57,7 +57,6 @@ rig_source_impl::rig_source_impl(const std::string& format,
                                             item_bytes(parse_cpu_format(format)))),
       d_format(parse_cpu_format(format)),
       d_channels(unsigned(channels)),
-      d_udp(transport == "udp"),
       d_stop_on_eob(stop_on_eob),
       d_overflow_key(pmt::mp("hilrig_overflow")),
       d_gap_key(pmt::mp("hilrig_gap")),
@@ -65,42 +64,35 @@ rig_source_impl::rig_source_impl(const std::string& format,
       d_dropped_key(pmt::mp("dropped_samples")),
       d_src_id(pmt::mp(alias()))
 {
-    // The core's defaults and sizing rules, one definition: a socket buffer and ring
-    // of ~50 ms of the stream when its rate is given (StreamConfig::*_for_rate).
-    ::hilrig::StreamConfig defaults;
+    // The core's frame source with its defaults and sizing rules: a socket buffer and
+    // ring of ~50 ms of the stream when its rate is given (StreamConfig::*_for_rate),
+    // else exactly what is asked (or the core's defaults).
+    ::hilrig::StreamConfig cfg;
     if (frame_bytes > 0)
-        defaults.frame_bytes = uint32_t(frame_bytes);
-    if (rate_sps > 0) {
-        defaults.rate_sps = rate_sps;
-        defaults.channels = d_channels;
-        defaults.sample_format = wire_of(d_format);
-        if (socket_buffer_bytes <= 0)
-            socket_buffer_bytes = int(defaults.socket_buffer_for_rate());
-        if (ring_slots <= 0)
-            ring_slots = int(defaults.ring_slots_for_rate());
-    }
-    d_frame_bytes = defaults.frame_bytes;
-    if (d_frame_bytes <= ::hilrig::kFrameHeaderBytes)
+        cfg.frame_bytes = uint32_t(frame_bytes);
+    if (cfg.frame_bytes <= ::hilrig::kFrameHeaderBytes)
         throw std::invalid_argument("hilrig rig_source: frame_bytes must exceed the 48-byte header");
+    cfg.channels = d_channels;
+    cfg.sample_format = wire_of(d_format);
+    cfg.rate_sps = rate_sps > 0 ? rate_sps : 1.0; // no rate: nothing grown by it
+    if (socket_buffer_bytes > 0)
+        cfg.transport.socket_buffer_bytes = uint32_t(socket_buffer_bytes);
     try {
-        if (d_udp) {
+        if (transport == "udp") {
             auto [host, port] = parse_host_port(address.empty() ? "127.0.0.1:0" : address, "rig_source");
-            d_host = host;
-            d_sock = ::hilrig::UdpSocket::bind_to(
-                host,
-                port,
-                socket_buffer_bytes > 0 ? uint32_t(socket_buffer_bytes)
-                                        : defaults.transport.socket_buffer_bytes);
-            d_batch = std::make_unique<::hilrig::UdpRecvBatch>(64, std::size_t(d_frame_bytes) + 1, false);
+            cfg.transport.kind = ::hilrig::TransportKind::udp;
+            cfg.transport.host = host;
+            cfg.transport.port = port;
         } else if (transport == "shm") {
-            const uint32_t slots = ring_slots > 0 ? uint32_t(ring_slots) : defaults.transport.slots;
-            d_ring = address.empty() ? ::hilrig::ShmRing::create(slots, d_frame_bytes)
-                                         : ::hilrig::ShmRing::open(address);
-            d_frame_bytes = d_ring->slot_bytes();
+            cfg.transport.kind = ::hilrig::TransportKind::shm;
+            cfg.transport.path = address;
+            if (ring_slots <= 0 && rate_sps <= 0)
+                ring_slots = int(cfg.transport.slots);
         } else {
             throw std::invalid_argument("hilrig rig_source: transport '" + transport +
                                         "' is not one of udp, shm");
         }
+        d_src = std::make_unique<::hilrig::FrameSource>(cfg, uint32_t(std::max(ring_slots, 0)));
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string("hilrig rig_source: ") + e.what());
     }
@@ -113,13 +105,7 @@ rig_source_impl::rig_source_impl(const std::string& format,
 
 rig_source_impl::~rig_source_impl() { release_current(); }
 
-std::string rig_source_impl::endpoint() const
-{
-    if (d_ring)
-        return nlohmann::json{ { "kind", "shm" }, { "path", d_ring->path() }, { "slots", d_ring->slot_count() } }
-            .dump();
-    return nlohmann::json{ { "kind", "udp" }, { "host", d_host }, { "port", d_sock.local_port() } }.dump();
-}
+std::string rig_source_impl::endpoint() const { return d_src->endpoint().dump(); }
 
 std::string rig_source_impl::stats_json() const
 {
@@ -131,19 +117,20 @@ std::string rig_source_impl::stats_json() const
 bool rig_source_impl::stop()
 {
     d_check->flush();
+    d_src->release_batch();
     return true;
 }
 
 void rig_source_impl::release_current()
 {
-    if (d_cur.active && d_cur.from_ring)
-        d_ring->release();
+    if (d_cur.active)
+        d_src->release();
     d_cur.active = false;
 }
 
 // Accounts one received frame in the core's checker; makes it the current frame
 // when its samples fit this block, tagging overflows and gaps at its first sample.
-bool rig_source_impl::take(const uint8_t* frame, std::size_t len, bool from_ring, int produced)
+bool rig_source_impl::take(const uint8_t* frame, std::size_t len, int produced)
 {
     const uint64_t over0 = d_counters.overruns.load(std::memory_order_relaxed);
     const uint64_t missing0 = d_counters.missing_frames.load(std::memory_order_relaxed);
@@ -183,48 +170,27 @@ bool rig_source_impl::take(const uint8_t* frame, std::size_t len, bool from_ring
     d_cur.wire = wire;
     d_cur.ticks = h.payload_bytes / (::hilrig::bytes_per_sample(wire) * h.channels);
     d_cur.done = 0;
-    d_cur.from_ring = from_ring;
     d_cur.active = true;
     return true;
 }
 
-// The next frame that fits, waiting (bounded, so stop() is seen) only when asked.
+// The next frame that fits from the core's frame source, waiting (bounded, so stop()
+// is seen) only when asked.
 bool rig_source_impl::next_frame(bool wait, int produced)
 {
-    if (d_ring) {
-        uint32_t len = 0;
-        const uint8_t* p = wait ? d_ring->peek_wait(&len, 10'000'000) : d_ring->peek(&len);
-        for (; p; p = d_ring->peek(&len)) {
-            if (len > d_ring->slot_bytes())
-                d_check->on_malformed();
-            else if (take(p, len, true, produced))
-                return true;
-            d_ring->release();
-        }
-        d_check->on_idle(::hilrig::now_ns(), ::hilrig::kRecvTimeoutNs);
-        return false;
-    }
     for (;;) {
-        while (d_batch_next < d_batch_msgs) {
-            const unsigned i = unsigned(d_batch_next++);
-            if (d_batch->truncated(i) || d_batch->len(i) > d_frame_bytes)
-                d_check->on_malformed();
-            else if (take(d_batch->data(i), d_batch->len(i), false, produced))
-                return true;
-        }
-        d_batch_msgs = d_batch_next = 0;
-        const int r = d_batch->recv(d_sock.fd());
-        if (r > 0) {
-            d_batch_msgs = r;
-            continue;
-        }
-        if (r < 0)
-            d_logger->error(std::string("receive failed: ") + std::strerror(errno));
-        d_check->on_idle(::hilrig::now_ns(), ::hilrig::kRecvTimeoutNs);
-        if (!wait)
+        const ::hilrig::FrameView f = d_src->next(wait ? 10'000'000 : 0);
+        if (!f) {
+            if (d_src->error())
+                d_logger->error(std::string("receive failed: ") + std::strerror(d_src->error()));
+            d_check->on_idle(::hilrig::now_ns(), ::hilrig::kRecvTimeoutNs);
             return false;
-        wait = false;
-        d_sock.wait_readable(10);
+        }
+        if (f.malformed)
+            d_check->on_malformed();
+        else if (take(f.data, f.len, produced))
+            return true;
+        d_src->release();
     }
 }
 

@@ -12,8 +12,7 @@
 #include <gnuradio/hilrig/rig_source.h>
 
 #include <hilrig/core/rx_check.hpp>
-#include <hilrig/io/shm_ring.hpp>
-#include <hilrig/io/udp.hpp>
+#include <hilrig/io/frame_source.hpp>
 
 #include <atomic>
 #include <memory>
@@ -26,13 +25,8 @@ class rig_source_impl : public rig_source
 private:
     const cpu_format d_format;
     const unsigned d_channels;
-    const bool d_udp;
     const bool d_stop_on_eob;
-    uint32_t d_frame_bytes;
-    std::string d_host;
-    ::hilrig::UdpSocket d_sock;
-    std::unique_ptr<::hilrig::UdpRecvBatch> d_batch;
-    std::unique_ptr<::hilrig::ShmRing> d_ring;
+    std::unique_ptr<::hilrig::FrameSource> d_src; // the core's frame source: udp or shm
     ::hilrig::RxCounters d_counters;
     std::unique_ptr<::hilrig::RxChecker> d_check;
     std::atomic<uint64_t> d_mismatched{ 0 };
@@ -42,15 +36,14 @@ private:
         const uint8_t* payload = nullptr;
         ::hilrig::SampleFormat wire = ::hilrig::SampleFormat::sc16;
         uint64_t ticks = 0, done = 0;
-        bool from_ring = false, active = false;
+        bool active = false;
     } d_cur;
-    int d_batch_msgs = 0, d_batch_next = 0; // UDP: messages of the last recvmmsg
     bool d_eob = false;
     bool d_took = false; // a frame was accounted since the last on_batch_done
     pmt::pmt_t d_overflow_key, d_gap_key, d_missing_key, d_dropped_key, d_src_id;
 
     bool next_frame(bool wait, int produced);
-    bool take(const uint8_t* frame, std::size_t len, bool from_ring, int produced);
+    bool take(const uint8_t* frame, std::size_t len, int produced);
     void release_current();
 
 public:

@@ -47,7 +47,7 @@ def _shm_chain(n: int) -> float:
     tb = gr.top_block()
     src = hilrig.rig_source("sc16", 1, "shm", "", FRAME_BYTES)
     chk = hilrig.pattern_check("sc16", 1, stop_after_samples=n, stats_interval_s=0)
-    sink = hilrig.rig_sink("sc16", 1, "shm", src.endpoint()["path"], FRAME_BYTES)
+    sink = hilrig.rig_sink("sc16", 1, src.endpoint(), FRAME_BYTES)
     tb.connect(hilrig.pattern_source("sc16", 1), blocks.head(ITEM_BYTES, n + 10_000), sink)
     tb.connect(src, chk)
     rate = n / _timed(tb)

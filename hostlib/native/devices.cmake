@@ -14,7 +14,11 @@ if(SoapySDR_FOUND)
 
   # The module: found by SoapySDR through SOAPY_SDR_PLUGIN_PATH=build/soapy-modules
   # (hostlib's soapy driver sets it), or installed with `cmake --install`.
-  add_library(hilrigSupport MODULE soapy/hilrig_soapy.cpp soapy/soapy_simproc.cpp)
+  # The module's files as SoapyRTLSDR splits a device (soapy/hilrig_soapy.hpp); the
+  # sanitizer test (CMakeLists.txt, hilrig_soapy_asan) builds the same list.
+  set(HILRIG_SOAPY_MODULE_SOURCES soapy/settings.cpp soapy/streaming.cpp soapy/registration.cpp
+    soapy/soapy_simproc.cpp)
+  add_library(hilrigSupport MODULE ${HILRIG_SOAPY_MODULE_SOURCES})
   target_link_libraries(hilrigSupport PRIVATE hilrig::core SoapySDR)
   target_compile_definitions(hilrigSupport PRIVATE HILRIG_DEFAULT_SIM_BIN="$<TARGET_FILE:hilrig-sim>")
   set_target_properties(hilrigSupport PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${HILRIG_SOAPY_MODULE_DIR}

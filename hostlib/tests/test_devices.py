@@ -339,3 +339,33 @@ def test_example_rigs_load():
     assert b210.devices["dut"].driver == "uhd" and b210.devices["dut"].transports == ("usb",)
     assert x310.devices["dut"].transports == ("udp",) and x310.devices["dut"].max_rate_sps == 200e6
     assert b210.devices["dut"].loopback == {"TX/RX A": "RX2 A"}
+
+
+# ------------------------------------------------------------------ the libraries' logs
+
+def _avahi_errors_expected() -> bool:
+    """SoapyRemote (loaded by every SoapySDR enumerate) logs avahi_client_new() errors
+    when the avahi daemon is not running: the case `hilrig rig probe` printed in red."""
+    import glob
+    remote = glob.glob("/usr/lib/*/SoapySDR/modules*/libremoteSupport.so")
+    return bool(remote) and not os.path.exists("/run/avahi-daemon/socket")
+
+
+def test_device_library_logs_show_only_with_verbose():
+    """UHD's console logger (its start-up line, avahi and other errors) and SoapySDR's
+    stdio logger never write to stderr themselves: at the default verbosity a probe
+    prints nothing of theirs, with -v their records come in hilrig's log format."""
+    env = soapy_env()
+    for key in ("UHD_LOG_CONSOLE_LEVEL", "UHD_LOG_FASTPATH_DISABLE", "UHD_LOG_LEVEL"):
+        env.pop(key, None)
+    py = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv").exists() else sys.executable
+    quiet = subprocess.run([py, "-m", "hostlib", "rig", "probe"], cwd=REPO, env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert quiet.returncode == 0, quiet.stderr
+    assert not re.search(r"\[(ERROR|WARNING|INFO)\]|avahi|UHD_\d", quiet.stderr), quiet.stderr
+    loud = subprocess.run([py, "-m", "hostlib", "-v", "rig", "probe"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert loud.returncode == 0, loud.stderr
+    assert not re.search(r"\[(ERROR|WARNING|INFO)\] ", loud.stderr), loud.stderr   # the libraries' own format
+    if _avahi_errors_expected():
+        assert re.search(r"ERROR\s+avahi_client_new\(\) failed", loud.stderr), loud.stderr

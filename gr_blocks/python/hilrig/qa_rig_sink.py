@@ -28,8 +28,8 @@ def send(fmt, words, frame_bytes, rate_sps=0.0, wire="sc16", stream_id=0, crc=Fa
             src = blocks.vector_source_i(words.astype(np.uint32).view(np.int32).tolist())
         else:
             src = blocks.vector_source_s(words.astype(np.uint16).view(np.int16).tolist())
-        sink = hilrig.rig_sink(fmt, 1, "udp", f"127.0.0.1:{s.getsockname()[1]}", frame_bytes, rate_sps, wire,
-                               stream_id, crc)
+        endpoint = {"kind": "udp", "host": "127.0.0.1", "port": s.getsockname()[1]}
+        sink = hilrig.rig_sink(fmt, 1, endpoint, frame_bytes, rate_sps, wire, stream_id, crc)
         tb.connect(src, sink)
         tb.run()
         s.settimeout(2)
@@ -83,17 +83,21 @@ class qa_rig_sink(gr_unittest.TestCase):
     def test_pacing_holds_the_rate(self):
         start = time.monotonic()
         _, frames = send("sc16", counter(40_000, "sc16"), 8000, rate_sps=100_000.0)
-        # 21 frames of 1988 samples: the last full one is due at 19 * 1988 / 100 kS/s = 0.38 s.
+        # 21 frames of 1988 samples, paced by the core's TxPacer with TxStream's lead
+        # (4 frames at this rate): the EOB frame is due at (20 - 4) * 1988 / 100 kS/s = 0.32 s.
         self.assertGreater(time.monotonic() - start, 0.3)
         self.assertEqual(sum(len(decode_frame(f)[1]) for f in frames), 160_000)
 
     def test_bad_arguments_are_named(self):
+        udp = {"kind": "udp", "host": "127.0.0.1", "port": 9}
         with self.assertRaisesRegex(ValueError, "must equal wire_format"):
-            hilrig.rig_sink("sc8", 1, "udp", "127.0.0.1:9", wire_format="sc16")
-        with self.assertRaisesRegex(ValueError, "not host:port"):
-            hilrig.rig_sink("sc16", 1, "udp", "nowhere")
-        with self.assertRaisesRegex(ValueError, "transport 'usb'"):
-            hilrig.rig_sink("sc16", 1, "usb", "x")
+            hilrig.rig_sink("sc8", 1, udp, wire_format="sc16")
+        with self.assertRaisesRegex(ValueError, "endpoint nowhere is not JSON"):
+            hilrig.rig_sink("sc16", 1, "nowhere")
+        with self.assertRaisesRegex(ValueError, "kind 'usb' is not one of udp, shm"):
+            hilrig.rig_sink("sc16", 1, {"kind": "usb"})
+        with self.assertRaisesRegex(ValueError, "port"):
+            hilrig.rig_sink("sc16", 1, {"kind": "udp", "host": "127.0.0.1"})
 
 
 if __name__ == "__main__":

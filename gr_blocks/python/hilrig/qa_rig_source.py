@@ -100,14 +100,13 @@ class qa_rig_source(gr_unittest.TestCase):
         rx = gr.top_block()
         src = hilrig.rig_source(fmt, channels, transport, "127.0.0.1:0" if transport == "udp" else "",
                                 frame_bytes=8000, ring_slots=64)
-        ep = src.endpoint()
         chk = hilrig.pattern_check(fmt, channels, stats_interval_s=0)
         for ch in range(channels):
             rx.connect((src, ch), (chk, ch))
         # UDP has no flow control: the sender is paced (a full shm ring is waited on).
         gen = hilrig.pattern_source(fmt, channels, 2_000_000.0 if transport == "udp" else 0.0)
-        address = f"127.0.0.1:{ep['port']}" if transport == "udp" else ep["path"]
-        sink = hilrig.rig_sink(fmt, channels, transport, address, frame_bytes=8000, wire_format="sc16")
+        # The sink is wired to the source the obvious way: with the source's endpoint.
+        sink = hilrig.rig_sink(fmt, channels, src.endpoint(), frame_bytes=8000, wire_format="sc16")
         tx = gr.top_block()
         size = gr.sizeof_gr_complex if fmt == "fc32" else 4
         for ch in range(channels):

@@ -14,37 +14,27 @@
 #include <nlohmann/json.hpp>
 
 #include "hilrig/core/clock.hpp"
+#include "hilrig/core/counter.hpp"
 #include "hilrig/core/frame.hpp"
 #include "hilrig/core/pattern.hpp"
+#include "hilrig/core/rx_check.hpp"
+#include "hilrig/io/streams.hpp"
 
 namespace hilrig {
 
-struct RadioRxCounters {
-  using C = std::atomic<std::uint64_t>;
-  C frames_received{0}, samples_received{0}, payload_bytes_received{0};
-  C seq_errors{0}, missing_frames{0}, dropped_samples{0}, duplicate_frames{0}, reordered_frames{0};
-  C overruns{0}, late_commands{0}, timeouts{0};
-  C pattern_errors{0}, malformed_frames{0}, other_errors{0};
-  C first_frame_ns{0}, last_frame_ns{0}, longest_gap_ns{0};
-  std::atomic<bool> eob_received{false};
+// The sim path's counters (the core's RxCounters, counters_json's keys) and what only
+// a radio API reports beside them.
+struct RadioRxCounters : RxCounters {
+  Counter late_commands{0}, other_errors{0};
   // Counters a driver cannot know are "not measured" (null in the JSON), never 0:
   // the sequence family needs a time stamp on every packet, pattern_errors the check.
   std::atomic<bool> sequence_measured{true}, pattern_measured{true};
 };
 
-struct RadioTxCounters {
-  using C = std::atomic<std::uint64_t>;
-  C frames_sent{0}, samples_sent{0}, payload_bytes_sent{0}, send_errors{0};
-  C underruns{0}, seq_errors{0}, late_commands{0}, bursts_acked{0}, start_ns{0}, last_send_ns{0};
+// TxStream's counters and the device's TX events a radio API reports.
+struct RadioTxCounters : TxCounters {
+  Counter underruns{0}, seq_errors{0}, late_commands{0}, bursts_acked{0};
 };
-
-inline void bump(std::atomic<std::uint64_t>& a, std::uint64_t d = 1) {
-  a.store(a.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
-}
-inline void take_back(std::atomic<std::uint64_t>& a, std::uint64_t d) {
-  const std::uint64_t v = a.load(std::memory_order_relaxed);
-  a.store(v >= d ? v - d : 0, std::memory_order_relaxed);
-}
 
 // The first fatal device problem of a radio (a readStream/deactivateStream error, a
 // UHD error code, the device's status no longer readable): written by any of the
@@ -114,23 +104,23 @@ class RadioRxAccount {
       if (any_ && tick > next_tick_) {
         // Samples the device produced but the host never got: the time stamp jumped.
         const std::uint64_t gap = tick - next_tick_;
-        bump(c_.dropped_samples, gap);
-        bump(c_.missing_frames, (gap + mtu_ - 1) / mtu_);
+        counter_add(c_.dropped_samples, gap);
+        counter_add(c_.missing_frames, (gap + mtu_ - 1) / mtu_);
         // Every jump is one sequence-error event, as on the sim path (an overflow's gap
         // included), unless the device already reported this one as out of sequence.
-        if (!oos_pending_) bump(c_.seq_errors);
+        if (!oos_pending_) counter_add(c_.seq_errors);
       }
       next_tick_ = tick + n;
       slot = tick;
     } else if (slot == tick) {
-      bump(c_.duplicate_frames);
+      counter_add(c_.duplicate_frames);
       counts_samples = false;  // the samples were already counted once
     } else {
       // A late packet of a gap counted earlier: it was not missing after all.
-      bump(c_.reordered_frames);
+      counter_add(c_.reordered_frames);
       if ((next_tick_ - tick) / mtu_ < seen_.size()) {
-        take_back(c_.missing_frames, (n + mtu_ - 1) / mtu_);
-        take_back(c_.dropped_samples, n);
+        counter_sub(c_.missing_frames, (n + mtu_ - 1) / mtu_);
+        counter_sub(c_.dropped_samples, n);
       }
       slot = tick;
     }
@@ -141,10 +131,10 @@ class RadioRxAccount {
       c_.longest_gap_ns.store(t - last_ns_, std::memory_order_relaxed);
     any_ = true;
     last_ns_ = t;
-    bump(c_.frames_received);
+    counter_add(c_.frames_received);
     if (counts_samples) {
-      bump(c_.samples_received, n);
-      bump(c_.payload_bytes_received, n * channels_ * bytes_per_sample(fmt_));
+      counter_add(c_.samples_received, n);
+      counter_add(c_.payload_bytes_received, n * channels_ * bytes_per_sample(fmt_));
     }
     c_.last_frame_ns.store(t, std::memory_order_relaxed);
   }
@@ -153,10 +143,10 @@ class RadioRxAccount {
   // accounted in dropped_samples/missing_frames by on_packet().
   void on_overflow(bool out_of_sequence) {
     if (out_of_sequence) {
-      bump(c_.seq_errors);
+      counter_add(c_.seq_errors);
       oos_pending_ = true;
     } else {
-      bump(c_.overruns);
+      counter_add(c_.overruns);
     }
   }
   bool started() const { return any_; }
@@ -164,21 +154,8 @@ class RadioRxAccount {
  private:
   static constexpr std::uint64_t kNone = ~std::uint64_t(0);
   void check_pattern(std::uint64_t tick, std::uint64_t n, const void* const* buffs) {
-    if (channels_ == 1) {
-      bump(c_.pattern_errors, pattern_check(tick, buffs[0], n, fmt_));
-      return;
-    }
-    const unsigned bps = bytes_per_sample(fmt_);
-    for (unsigned ch = 0; ch < channels_; ++ch) {
-      // One buffer per channel: word k = tick * channels + ch.
-      std::uint64_t bad = 0;
-      for (std::uint64_t i = 0; i < n; ++i) {
-        std::uint64_t want = (tick + i) * channels_ + ch;
-        if (bps == 4) bad += static_cast<const std::uint32_t*>(buffs[ch])[i] != std::uint32_t(want);
-        else bad += static_cast<const std::uint16_t*>(buffs[ch])[i] != std::uint16_t(want);
-      }
-      bump(c_.pattern_errors, bad);
-    }
+    for (unsigned ch = 0; ch < channels_; ++ch)
+      counter_add(c_.pattern_errors, pattern_check_channel(tick, channels_, ch, buffs[ch], n, fmt_));
   }
 
   RadioRxCounters& c_;
@@ -191,28 +168,25 @@ class RadioRxAccount {
   bool any_ = false, oos_pending_ = false;
 };
 
+// counters_json's keys (the sim path's; a radio frame has no send time, so
+// latency_count stays 0), what the driver cannot know as null, and the radio's own.
 inline nlohmann::json rx_counters_json(const RadioRxCounters& c) {
-  auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  const bool seq = c.sequence_measured.load(std::memory_order_relaxed);
-  auto s = [&](const std::atomic<std::uint64_t>& a) { return seq ? nlohmann::json(g(a)) : nlohmann::json(nullptr); };
-  return {{"frames_received", g(c.frames_received)}, {"samples_received", g(c.samples_received)},
-          {"payload_bytes_received", g(c.payload_bytes_received)}, {"seq_errors", s(c.seq_errors)},
-          {"missing_frames", s(c.missing_frames)}, {"dropped_samples", s(c.dropped_samples)},
-          {"duplicate_frames", s(c.duplicate_frames)}, {"reordered_frames", s(c.reordered_frames)},
-          {"overruns", g(c.overruns)}, {"late_commands", g(c.late_commands)}, {"timeouts", g(c.timeouts)},
-          {"pattern_errors", c.pattern_measured.load() ? nlohmann::json(g(c.pattern_errors)) : nlohmann::json(nullptr)},
-          {"malformed_frames", g(c.malformed_frames)}, {"other_errors", g(c.other_errors)},
-          {"first_frame_ns", g(c.first_frame_ns)}, {"last_frame_ns", g(c.last_frame_ns)},
-          {"longest_gap_ns", g(c.longest_gap_ns)}, {"latency_count", 0},
-          {"eob_received", c.eob_received.load()}};
+  nlohmann::json j = counters_json(c);
+  if (!c.sequence_measured.load(std::memory_order_relaxed))
+    for (const char* key : {"seq_errors", "missing_frames", "dropped_samples", "duplicate_frames", "reordered_frames"})
+      j[key] = nullptr;
+  if (!c.pattern_measured.load(std::memory_order_relaxed)) j["pattern_errors"] = nullptr;
+  j["late_commands"] = counter_get(c.late_commands);
+  j["other_errors"] = counter_get(c.other_errors);
+  return j;
 }
 
 inline nlohmann::json tx_counters_json(const RadioTxCounters& c) {
-  auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return {{"frames_sent", g(c.frames_sent)}, {"samples_sent", g(c.samples_sent)},
-          {"payload_bytes_sent", g(c.payload_bytes_sent)}, {"send_errors", g(c.send_errors)},
-          {"underruns", g(c.underruns)}, {"seq_errors", g(c.seq_errors)}, {"late_commands", g(c.late_commands)},
-          {"bursts_acked", g(c.bursts_acked)}, {"start_ns", g(c.start_ns)}, {"last_send_ns", g(c.last_send_ns)}};
+  return {{"frames_sent", counter_get(c.frames_sent)}, {"samples_sent", counter_get(c.samples_sent)},
+          {"payload_bytes_sent", counter_get(c.payload_bytes_sent)}, {"send_errors", counter_get(c.send_errors)},
+          {"underruns", counter_get(c.underruns)}, {"seq_errors", counter_get(c.seq_errors)},
+          {"late_commands", counter_get(c.late_commands)}, {"bursts_acked", counter_get(c.bursts_acked)},
+          {"start_ns", counter_get(c.start_ns)}, {"last_send_ns", counter_get(c.last_send_ns)}};
 }
 
 }  // namespace hilrig

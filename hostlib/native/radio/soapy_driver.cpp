@@ -146,15 +146,15 @@ void SoapyRadio::rx_loop() {
     }
     switch (r) {
       case SOAPY_SDR_TIMEOUT:
-        if (acc.started() && !rxc_.eob_received) bump(rxc_.timeouts);
+        if (acc.started() && !rxc_.eob_received) counter_add(rxc_.timeouts);
         break;
       case SOAPY_SDR_OVERFLOW: acc.on_overflow(false); break;
-      case SOAPY_SDR_TIME_ERROR: bump(rxc_.late_commands); break;
-      case SOAPY_SDR_CORRUPTION: bump(rxc_.malformed_frames); break;
+      case SOAPY_SDR_TIME_ERROR: counter_add(rxc_.late_commands); break;
+      case SOAPY_SDR_CORRUPTION: counter_add(rxc_.malformed_frames); break;
       default:
         // SOAPY_SDR_STREAM_ERROR, NOT_SUPPORTED, ...: the stream is broken; the case
         // ends as ERROR (device) with this (docs/drivers.md), nothing more is read.
-        bump(rxc_.other_errors);
+        counter_add(rxc_.other_errors);
         fault_.set(std::string("readStream(RX) returned ") + SoapySDR::errToStr(r) + " (" + std::to_string(r) + ")");
         return;
     }
@@ -167,29 +167,19 @@ void SoapyRadio::tx_loop() {
   std::vector<const void*> buffs(channels_);
   for (unsigned c = 0; c < channels_; ++c) buffs[c] = store[c].data();
   std::uint64_t tick = 0;
-  auto fill = [&](std::uint64_t first_tick, std::size_t n) {
-    for (unsigned c = 0; c < channels_; ++c) {
-      if (channels_ == 1) { pattern_fill(first_tick, store[0].data(), n, fmt_); continue; }
-      for (std::size_t i = 0; i < n; ++i) {
-        std::uint64_t w = (first_tick + i) * channels_ + c;
-        if (bps == 4) reinterpret_cast<std::uint32_t*>(store[c].data())[i] = std::uint32_t(w);
-        else reinterpret_cast<std::uint16_t*>(store[c].data())[i] = std::uint16_t(w);
-      }
-    }
-  };
   while (true) {
     const bool last = stop_.load(std::memory_order_relaxed);
-    fill(tick, tx_mtu_);
+    for (unsigned c = 0; c < channels_; ++c) pattern_fill_channel(tick, channels_, c, store[c].data(), tx_mtu_, fmt_);
     int flags = last ? SOAPY_SDR_END_BURST : 0;
     int r = dev_->writeStream(tx_, buffs.data(), tx_mtu_, flags, 0, 100000);
     if (r > 0) {
-      bump(txc_.frames_sent);
-      bump(txc_.samples_sent, std::uint64_t(r));
-      bump(txc_.payload_bytes_sent, std::uint64_t(r) * channels_ * bps);
+      counter_add(txc_.frames_sent);
+      counter_add(txc_.samples_sent, std::uint64_t(r));
+      counter_add(txc_.payload_bytes_sent, std::uint64_t(r) * channels_ * bps);
       txc_.last_send_ns.store(now_ns(), std::memory_order_relaxed);
       tick += std::uint64_t(r);
     } else if (r != SOAPY_SDR_TIMEOUT && r != 0) {
-      bump(txc_.send_errors);
+      counter_add(txc_.send_errors);
       fault_.set(std::string("writeStream(TX) returned ") + SoapySDR::errToStr(r) + " (" + std::to_string(r) + ")");
       sleep_for_ns(1000000);
     }
@@ -206,16 +196,16 @@ void SoapyRadio::status_loop() {
     int flags = 0;
     long long t = 0;
     int r = dev_->readStreamStatus(tx_, mask, flags, t, 50000);
-    if (r == SOAPY_SDR_UNDERFLOW) bump(txc_.underruns);
-    else if (r == SOAPY_SDR_CORRUPTION) bump(txc_.seq_errors);
-    else if (r == SOAPY_SDR_TIME_ERROR) bump(txc_.late_commands);
+    if (r == SOAPY_SDR_UNDERFLOW) counter_add(txc_.underruns);
+    else if (r == SOAPY_SDR_CORRUPTION) counter_add(txc_.seq_errors);
+    else if (r == SOAPY_SDR_TIME_ERROR) counter_add(txc_.late_commands);
     else if (r == SOAPY_SDR_NOT_SUPPORTED) break;
     else if (r == SOAPY_SDR_STREAM_ERROR) {
       fault_.set("readStreamStatus(TX) returned " + std::string(SoapySDR::errToStr(r)));
       if (tx_done_.load()) break;
       sleep_for_ns(10000000);  // a broken status channel must not spin a core
     }
-    if (r == 0 && (flags & SOAPY_SDR_END_BURST)) bump(txc_.bursts_acked);
+    if (r == 0 && (flags & SOAPY_SDR_END_BURST)) counter_add(txc_.bursts_acked);
     if (tx_done_.load() && r == SOAPY_SDR_TIMEOUT) break;
   }
 }

@@ -94,21 +94,25 @@ json UhdRadio::configure(const json& cfg) {
       extra += (extra.empty() ? "" : ",") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   sa.args = uhd::device_addr_t(extra);
   const bool want_rx = dir == "rx" || dir == "loopback", want_tx = dir == "tx" || dir == "loopback";
-  if (want_rx) {
+  // Rate (and frequency) on every channel of one direction; multi_usrp names its calls per direction.
+  using Usrp = uhd::usrp::multi_usrp;
+  auto tune = [&](void (Usrp::*set_rate)(double, std::size_t),
+                  uhd::tune_result_t (Usrp::*set_freq)(const uhd::tune_request_t&, std::size_t),
+                  double (Usrp::*get_rate)(std::size_t)) {
+    Usrp& u = *p.usrp;
     for (std::size_t c : chans) {
-      p.usrp->set_rx_rate(asked, c);
-      if (cfg.contains("frequency_hz")) p.usrp->set_rx_freq(uhd::tune_request_t(cfg["frequency_hz"].get<double>()), c);
+      (u.*set_rate)(asked, c);
+      if (cfg.contains("frequency_hz")) (u.*set_freq)(uhd::tune_request_t(cfg["frequency_hz"].get<double>()), c);
     }
-    p.rate_sps = p.usrp->get_rx_rate(0);
+    p.rate_sps = (u.*get_rate)(0);
+  };
+  if (want_rx) {
+    tune(&Usrp::set_rx_rate, &Usrp::set_rx_freq, &Usrp::get_rx_rate);
     p.rx = p.usrp->get_rx_stream(sa);
     p.rx_spp = p.rx->get_max_num_samps();
   }
   if (want_tx) {
-    for (std::size_t c : chans) {
-      p.usrp->set_tx_rate(asked, c);
-      if (cfg.contains("frequency_hz")) p.usrp->set_tx_freq(uhd::tune_request_t(cfg["frequency_hz"].get<double>()), c);
-    }
-    p.rate_sps = p.usrp->get_tx_rate(0);
+    tune(&Usrp::set_tx_rate, &Usrp::set_tx_freq, &Usrp::get_tx_rate);
     p.tx = p.usrp->get_tx_stream(sa);
     p.tx_spp = p.tx->get_max_num_samps();
   }
@@ -162,22 +166,22 @@ void UhdRadio::Impl::rx_loop() {
         break;
       case uhd::rx_metadata_t::ERROR_CODE_LATE_COMMAND: {
         // benchmark_rate re-issues the stream command to start now.
-        bump(rxc.late_commands);
+        counter_add(rxc.late_commands);
         uhd::stream_cmd_t cmd(uhd::stream_cmd_t::STREAM_MODE_START_CONTINUOUS);
         cmd.stream_now = true;
         rx->issue_stream_cmd(cmd);
         break;
       }
       case uhd::rx_metadata_t::ERROR_CODE_TIMEOUT:
-        if (acc.started() && !rxc.eob_received) bump(rxc.timeouts);
+        if (acc.started() && !rxc.eob_received) counter_add(rxc.timeouts);
         break;
       case uhd::rx_metadata_t::ERROR_CODE_BAD_PACKET:
-        bump(rxc.malformed_frames);
+        counter_add(rxc.malformed_frames);
         break;
       default:
         // BROKEN_CHAIN, ALIGNMENT: the stream is broken; the case ends as ERROR (device)
         // naming the code (docs/drivers.md), nothing more is read.
-        bump(rxc.other_errors);
+        counter_add(rxc.other_errors);
         fault.set("recv returned " + md.strerror());
         return;
     }
@@ -199,20 +203,14 @@ void UhdRadio::Impl::tx_loop() {
   std::uint64_t tick = 0;
   while (true) {
     const bool last = stop.load(std::memory_order_relaxed);
-    for (unsigned c = 0; c < channels; ++c) {
-      for (std::size_t i = 0; i < tx_spp; ++i) {
-        std::uint64_t w = (tick + i) * channels + c;
-        if (bps == 4) reinterpret_cast<std::uint32_t*>(store[c].data())[i] = std::uint32_t(w);
-        else reinterpret_cast<std::uint16_t*>(store[c].data())[i] = std::uint16_t(w);
-      }
-    }
+    for (unsigned c = 0; c < channels; ++c) pattern_fill_channel(tick, channels, c, store[c].data(), tx_spp, fmt);
     md.end_of_burst = last;
     std::size_t n = tx->send(buffs, last ? 0 : tx_spp, md, 0.1);
     md.start_of_burst = false;
     if (n > 0) {
-      bump(txc.frames_sent);
-      bump(txc.samples_sent, n);
-      bump(txc.payload_bytes_sent, n * channels * bps);
+      counter_add(txc.frames_sent);
+      counter_add(txc.samples_sent, n);
+      counter_add(txc.payload_bytes_sent, n * channels * bps);
       txc.last_send_ns.store(now_ns(), std::memory_order_relaxed);
       tick += n;
     }
@@ -230,11 +228,11 @@ void UhdRadio::Impl::async_loop() {
     }
     switch (md.event_code) {
       case uhd::async_metadata_t::EVENT_CODE_UNDERFLOW:
-      case uhd::async_metadata_t::EVENT_CODE_UNDERFLOW_IN_PACKET: bump(txc.underruns); break;
+      case uhd::async_metadata_t::EVENT_CODE_UNDERFLOW_IN_PACKET: counter_add(txc.underruns); break;
       case uhd::async_metadata_t::EVENT_CODE_SEQ_ERROR:
-      case uhd::async_metadata_t::EVENT_CODE_SEQ_ERROR_IN_BURST: bump(txc.seq_errors); break;
-      case uhd::async_metadata_t::EVENT_CODE_TIME_ERROR: bump(txc.late_commands); break;
-      case uhd::async_metadata_t::EVENT_CODE_BURST_ACK: bump(txc.bursts_acked); break;
+      case uhd::async_metadata_t::EVENT_CODE_SEQ_ERROR_IN_BURST: counter_add(txc.seq_errors); break;
+      case uhd::async_metadata_t::EVENT_CODE_TIME_ERROR: counter_add(txc.late_commands); break;
+      case uhd::async_metadata_t::EVENT_CODE_BURST_ACK: counter_add(txc.bursts_acked); break;
       default: break;
     }
   }

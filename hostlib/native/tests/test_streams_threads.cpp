@@ -185,4 +185,29 @@ TEST(RadioRxAccount, WithoutTimeStampsOrPatternCheckCountersAreNotMeasured) {
     EXPECT_TRUE(j[key].is_null()) << key;
 }
 
+
+// Per-channel buffers (a radio API's): each channel's words checked with the core's
+// pattern_check_channel; the key set is the core's counters_json plus the radio's own.
+TEST(RadioRxAccount, ChecksEachChannelBufferAndSpeaksTheCoreKeys) {
+  hilrig::RadioRxCounters c;
+  hilrig::RadioRxAccount acc(c, 2, hilrig::SampleFormat::sc16, true);
+  acc.set_mtu(100);
+  std::vector<std::uint32_t> ch0(100), ch1(100);
+  hilrig::pattern_fill_channel(300, 2, 0, ch0.data(), 100, hilrig::SampleFormat::sc16);
+  hilrig::pattern_fill_channel(300, 2, 1, ch1.data(), 100, hilrig::SampleFormat::sc16);
+  EXPECT_EQ(ch1[1], (300u + 1) * 2 + 1);  // word k = tick * channels + ch
+  ch1[7] ^= 1;
+  const void* buffs[] = {ch0.data(), ch1.data()};
+  acc.on_packet(100, true, 300, buffs);
+  const json j = hilrig::rx_counters_json(c);
+  EXPECT_EQ(j["pattern_errors"], 1);
+  EXPECT_EQ(j["payload_bytes_received"], 100 * 2 * 4);
+  json core = hilrig::counters_json(hilrig::RxCounters{});
+  core["late_commands"] = 0;
+  core["other_errors"] = 0;
+  for (const auto& [key, value] : core.items()) EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j.size(), core.size());
+  EXPECT_EQ(j["latency_count"], 0);
+}
+
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/framer.hpp"
-#include "hilrig/radio/radio_stream.hpp"  // bump()
+#include "hilrig/core/counter.hpp"
 
 namespace hilrig {
 namespace {
@@ -198,12 +198,12 @@ void UsbEngine::submit(UsbTransfer& t) {
     ++in_flight_;
     return;
   }
-  bump(usb_.submit_errors);
+  counter_add(usb_.submit_errors);
   if (s == UsbStatus::no_device) {
-    bump(usb_.no_device);
+    counter_add(usb_.no_device);
     fail("the device is gone (submitting to endpoint " + hex_ep(t.endpoint) + " failed: no device)");
   } else {
-    if (s == UsbStatus::stall) bump(usb_.stalls);
+    if (s == UsbStatus::stall) counter_add(usb_.stalls);
     fail("submitting a transfer to endpoint " + hex_ep(t.endpoint) + " failed: " + usb_status_name(s));
   }
 }
@@ -219,7 +219,7 @@ void UsbEngine::take_in(UsbTransfer& t, std::uint64_t now) {
     if (left >= kFrameHeaderBytes) payload = frame_payload_bytes(t.buffer + off);
     const std::uint64_t flen = std::uint64_t(kFrameHeaderBytes) + payload;
     if (left < kFrameHeaderBytes || flen > left) {
-      bump(usb_.short_transfers);
+      counter_add(usb_.short_transfers);
       checker_->on_malformed();
       break;
     }
@@ -242,43 +242,43 @@ void UsbEngine::complete(UsbTransfer& t) {
     case UsbStatus::completed:
     case UsbStatus::timed_out:
     case UsbStatus::cancelled:
-      if (t.status == UsbStatus::timed_out) bump(usb_.timeouts);
+      if (t.status == UsbStatus::timed_out) counter_add(usb_.timeouts);
       if (t.status == UsbStatus::cancelled) again = false;
       if (t.status != UsbStatus::cancelled || t.actual) {
-        bump(usb_.transfers_completed);
-        bump(usb_.bytes_transferred, t.actual);
+        counter_add(usb_.transfers_completed);
+        counter_add(usb_.bytes_transferred, t.actual);
       }
       if (is_in) {
         take_in(t, now);
         checker_->on_batch_done(now);
       } else {
         const std::uint64_t frames = t.actual / frame_len_, asked = t.length / frame_len_;
-        if (t.actual < t.length && t.status == UsbStatus::completed) bump(usb_.short_transfers);
-        bump(tx_.frames_sent, frames);
-        bump(tx_.samples_sent, frames * cfg_.samples_per_frame());
-        bump(tx_.payload_bytes_sent, frames * cfg_.payload_bytes());
-        if (frames < asked) bump(tx_.send_errors, asked - frames);
+        if (t.actual < t.length && t.status == UsbStatus::completed) counter_add(usb_.short_transfers);
+        counter_add(tx_.frames_sent, frames);
+        counter_add(tx_.samples_sent, frames * cfg_.samples_per_frame());
+        counter_add(tx_.payload_bytes_sent, frames * cfg_.payload_bytes());
+        if (frames < asked) counter_add(tx_.send_errors, asked - frames);
         if (frames) tx_.last_send_ns.store(now, std::memory_order_relaxed);
       }
       break;
     case UsbStatus::overflow:
       // The device sent more than the transfer holds: the kernel drops it all. The
       // frames in it show up as missing in the sequence accounting.
-      bump(usb_.overflows);
+      counter_add(usb_.overflows);
       break;
     case UsbStatus::stall:
-      bump(usb_.stalls);
+      counter_add(usb_.stalls);
       fail("endpoint " + hex_ep(t.endpoint) + " stalled (the device halted it); clear the halt or reset the device");
       again = false;
       break;
     case UsbStatus::no_device:
-      bump(usb_.no_device);
+      counter_add(usb_.no_device);
       fail("the device is gone (unplugged or reset mid-run; a transfer on endpoint " + hex_ep(t.endpoint) +
            " ended with no device)");
       again = false;
       break;
     default:
-      bump(usb_.errors);
+      counter_add(usb_.errors);
       fail("a transfer on endpoint " + hex_ep(t.endpoint) + " failed (" + usb_status_name(t.status) + ")");
       again = false;
       break;
@@ -331,7 +331,7 @@ void UsbEngine::run() {
       continue;
     }
     if (stopping_ && now > deadline) {
-      bump(usb_.abandoned, in_flight_);
+      counter_add(usb_.abandoned, in_flight_);
       fail(std::to_string(in_flight_) + " transfer(s) did not come back within " +
            std::to_string(kStopDeadlineNs / 1'000'000) + " ms of stop (device not answering); abandoned");
       break;
