@@ -13,9 +13,9 @@ from .._exceptions import ConfigError
 from ..results import results_dirs
 from ..results.influx import InfluxTarget, ship_outbox
 from ..results.query import Row, rows_from_influx, rows_from_outbox
-from ..results.schema import Verdict
 from ..results.verdict import STYLE
 from ..rig import default_rig_path, load_rig
+from ..verdicts import Verdict
 
 RUN_ID = re.compile(r"^[0-9A-Za-z_.-]+$")
 # Columns of the table, in order: (field, heading); the rest stays in the database.

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 from hostlib import metrics as _metrics
 from hostlib._exceptions import ThresholdError, UnitError
-from hostlib.results.schema import Op, ThresholdResult, Verdict
 from hostlib.units import _NUMBER, unit_scale
+from hostlib.verdicts import Op, ThresholdResult, Verdict
 
 __all__ = ["PARAMS", "Threshold", "ThresholdError", "ThresholdResult", "parse_threshold"]
 

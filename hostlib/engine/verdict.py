@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..results.record import CaseResult, Verdict
-from ..results.schema import ThresholdResult
 from ..results.verdict import summary_line, threshold_reason
+from ..verdicts import ThresholdResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..dsl.case import Case

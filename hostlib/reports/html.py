@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from .._exceptions import InfrastructureError
 from .._installed import packaged_report_templates
 from ..results.record import CaseResult
-from ..results.schema import ResultRecord, Verdict
+from ..results.schema import ResultRecord
+from ..verdicts import Verdict
 from . import plots, tables
 from .model import CaseView, RunView, finite, load_run
 from .tables import axis_label, key_metric_rows, sweeps, threshold_rows

@@ -15,7 +15,6 @@ from pydantic import JsonValue
 from .._exceptions import ConfigError
 from ..results.migrate import evidence_from_doc, load_evidence
 from ..results.schema import (
-    VERDICT_ORDER,
     CaseRecord,
     EvidenceRun,
     MetricValues,
@@ -24,6 +23,7 @@ from ..results.schema import (
     ThresholdResult,
     Verdict,
 )
+from ..verdicts import VERDICT_ORDER
 
 
 def finite(value: object) -> TypeGuard[float]:

@@ -12,9 +12,10 @@ import hashlib
 from pathlib import Path
 
 from .._exceptions import InfrastructureError
+from ..verdicts import VERDICT_ORDER
 from ._fsio import replace_durable
 from .record import CaseResult, iso_utc, utc_now
-from .schema import VERDICT_ORDER, EvidenceRun, RigSnapshot
+from .schema import EvidenceRun, RigSnapshot
 from .versions import versions as _versions
 
 

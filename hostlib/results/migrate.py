@@ -22,7 +22,8 @@ from pathlib import Path
 from pydantic import JsonValue, ValidationError
 
 from .._exceptions import ConfigError
-from .schema import EVIDENCE_FORMAT, EvidenceRun, ThresholdResult, Verdict
+from ..verdicts import ThresholdResult, Verdict
+from .schema import EVIDENCE_FORMAT, EvidenceRun
 from .verdict import threshold_reason
 
 FORMAT_V1 = "hilrig-evidence/1"

@@ -15,8 +15,8 @@ from rich.text import Text
 
 from ..metrics import lookup_metric
 from ..units import format_quantity
+from ..verdicts import ThresholdResult, Verdict
 from .record import CaseResult
-from .schema import ThresholdResult, Verdict
 
 STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verdict.FAIL: "bold red",
           Verdict.SKIP: "bold yellow", Verdict.ERROR: "bold magenta"}

@@ -15,7 +15,8 @@ from hostlib.reports.export import rows, to_csv, to_json
 from hostlib.reports.html import case_log_html, write_run_report
 from hostlib.reports.model import find_run, load_run, run_from_doc
 from hostlib.results.migrate import migrate_v1
-from hostlib.results.schema import EVIDENCE_FORMAT, Op, Verdict
+from hostlib.results.schema import EVIDENCE_FORMAT
+from hostlib.verdicts import Op, Verdict
 from hostlib.reports.tables import sweeps
 from hostlib.tests import report_data as data
 from hostlib._exceptions import ConfigError

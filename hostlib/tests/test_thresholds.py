@@ -5,7 +5,7 @@ import pytest
 
 from hostlib.dsl import ThresholdError, parse_threshold
 from hostlib.dsl.thresholds import PARAMS
-from hostlib.results.schema import Op, Verdict
+from hostlib.verdicts import Op, Verdict
 from hostlib.tests import factories
 
 
