@@ -30,6 +30,14 @@ def load(write_case, kind="udp", direction="rx", extra=""):
     return write_case(CASE.format(kind=kind, direction=direction, divider=divider, extra=extra))[0]
 
 
+def issues_of(tmp_path, direction, extra):
+    from hostlib.dsl import validate_paths
+    p = tmp_path / "c.yaml"
+    divider = "interpolation" if direction == "tx" else "decimation"
+    p.write_text(CASE.format(kind="udp", direction=direction, divider=divider, extra=extra))
+    return validate_paths([p])[1]
+
+
 @requires_native
 @pytest.mark.parametrize("kind", ["udp", "shm", "usb"])
 def test_case_stream_fields_are_the_core_config_keys(kind):
@@ -76,11 +84,7 @@ def test_the_case_carries_the_config_the_core_resolved(write_case, kind):
 
 @requires_native
 def test_a_value_the_core_refuses_is_an_error_at_its_line(tmp_path):
-    from hostlib.dsl import validate_paths
-    p = tmp_path / "c.yaml"
-    p.write_text(CASE.format(kind="udp", direction="tx", divider="interpolation",
-                             extra="faults:\n  window_frames: 281474976710657"))
-    _, issues = validate_paths([p])
+    issues = issues_of(tmp_path, "tx", "faults:\n  window_frames: 281474976710657")
     assert [(i.line, i.field) for i in issues] == [(10, "faults.window_frames")], issues
 
 
@@ -136,10 +140,6 @@ def test_the_dsl_never_imports_upward():
 
 
 def test_a_pass_through_arg_is_one_plain_value(tmp_path):
-    from hostlib.dsl import validate_paths
-    p = tmp_path / "c.yaml"
-    p.write_text(CASE.format(kind="udp", direction="rx", divider="decimation",
-                             extra="transport_args:\n  num_recv_frames: 64\n  dpdk_corelist: [2, 3]"))
-    _, issues = validate_paths([p])
+    issues = issues_of(tmp_path, "rx", "transport_args:\n  num_recv_frames: 64\n  dpdk_corelist: [2, 3]")
     assert [(i.line, i.field) for i in issues] == [(11, "transport_args.dpdk_corelist")], issues
     assert "must be a number, text or true/false, not a list" in issues[0].message
