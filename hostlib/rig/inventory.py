@@ -49,7 +49,7 @@ class DeviceEntry:
     def unsupported_reason(self, case: Case) -> str | None:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
-        if getattr(case, "host", "native") == "gnuradio":
+        if case.host == "gnuradio":
             # The flowgraph's source is the device's: rig_source (sim: udp, shm),
             # soapy.source (soapy), usrp_source (uhd); a libusb board has no GNU Radio source.
             if self.driver not in ("sim", "soapy", "uhd"):
