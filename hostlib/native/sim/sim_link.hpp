@@ -29,6 +29,7 @@
 #include "hilrig/core/config.hpp"
 #include "hilrig/core/counter.hpp"
 #include "hilrig/core/framer.hpp"
+#include "hilrig/io/frame_sink.hpp"
 #include "hilrig/io/shm_ring.hpp"
 #include "hilrig/io/udp.hpp"
 #include "hilrig/usb/usb_bus_model.hpp"
@@ -91,17 +92,11 @@ class UdpBatchLink {
     n_ = stamped_ = 0;
     std::uint8_t* p = at(0);
     std::size_t len = build_last(p);
-    while (now_ns() < deadline) {
-      finish_frame(p, crc_, now_ns());
-      bool busy;
-      int err;
-      if (udp_send_batch(sock_.fd(), &p, &len, 1, &busy, &err) == 1) {
-        tally_.sent(1);
-        break;
-      }
-      if (!busy) break;
-      sock_.wait_writable(5);
-    }
+    int error = 0;
+    tally_.sent(send_with_retry(sock_, 1, deadline, nullptr, &error, [&](unsigned, bool* busy, int* err) {
+      finish_frame(p, crc_, now_ns());  // stamped at each attempt: the send time is when it left
+      return unsigned(udp_send_batch(sock_.fd(), &p, &len, 1, busy, err));
+    }));
   }
 
  private:
