@@ -74,6 +74,14 @@ def frames_per_delivery(case: Case) -> int:
     return max(1, transfer_bytes // int(case.frame_bytes))
 
 
+def link_frames_in_flight(case: Case) -> int:
+    """Frames the link itself holds between device and host: over USB the transfers in
+    flight (N deliveries); a UDP or shm link's buffer is the host's, drained as it reads."""
+    if case.transport.kind != "usb":
+        return 0
+    return int(stream_config(case)["transport"]["transfers"]) * frames_per_delivery(case)
+
+
 def fed_by_host(case: Case) -> bool:
     """The host's sender feeds the stream's receiving end (tx, loopback, rx+tx's TX leg)."""
     return any(leg in ("tx", "loopback") for leg in legs_of(case))
@@ -104,8 +112,15 @@ def edge_slack_s(case: Case, window_start: Snapshot, window_end: Snapshot, final
     edge is its last frame's arrival: behind by at most its longest wait between frames
     (a stall), never more. A device's counters (TX) were true between the poll's start
     and end (the time each edge's poll took), and frames the host had sent but the
-    device not yet counted at the start (its receiver counts in batches) land inside."""
-    if case.direction in ("rx", "loopback"):
+    device not yet counted at the start (its receiver counts in batches) land inside.
+    A device-paced RX stream may also drain inside the window what the device produced
+    before it: at most its FIFO's measured peak plus what its link holds in flight (USB:
+    the transfers in flight), all of which arrives as fast as the host takes it."""
+    frame_s = case.samples_per_frame / float(case.rate_sps)
+    if case.direction == "rx":
+        backlog_frames = counter(final.device, "fifo_peak_frames") + link_frames_in_flight(case)
+        return max(counter(final.host_rx, "longest_gap_ns") / 1e9, backlog_frames * frame_s)
+    if case.direction == "loopback":
         return counter(final.host_rx, "longest_gap_ns") / 1e9
     polls_s = sum((s.taken_ns - s.asked_ns) / 1e9 for s in (window_start, window_end) if s.asked_ns is not None)
 
@@ -113,7 +128,7 @@ def edge_slack_s(case: Case, window_start: Snapshot, window_end: Snapshot, final
         return counter(s.host_tx, "frames_sent") - counter(s.device, "tx_frames_received")
 
     landed = max(0.0, in_flight(window_start) - in_flight(window_end))
-    return polls_s + landed * case.samples_per_frame / float(case.rate_sps)
+    return polls_s + landed * frame_s
 
 
 # The metrics a window's throughput accounting makes.

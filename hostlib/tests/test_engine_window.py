@@ -80,3 +80,24 @@ def test_throughput_ceiling_is_the_rate_plus_one_delivery_and_the_measured_edge_
     assert overcounted(both, {}, legs(tx=(1.0045, 1.0)), end, end, quiet)
     text = overcounted(both, {}, legs(rx=(1.0, 1.0), tx=(1.05, 1.0)), polled, polled, quiet) or ""
     assert text.startswith("tx throughput 105.00%"), text
+
+
+def test_a_device_paced_rx_window_may_drain_what_the_device_held_before_it():
+    from hostlib.counters import Snapshot
+    from hostlib.engine.measure import edge_slack_s, overcounted
+
+    from .factories import make_case
+
+    # USB2 RX, 4 KiB frames in 4 KiB transfers, 8 in flight: 1012-sample frames at 12.8 MS/s.
+    case = make_case("RX usb", kind="usb", rate_sps=12.8e6, frame_bytes=4096, transport={"kind": "usb",
+        "link": "usb2", "transfer_bytes": 4096, "buffer_bytes": 32768})
+    frame_s = case.samples_per_frame / case.rate_sps
+    quiet = Snapshot(taken_ns=0)
+    held = Snapshot(host_rx={"longest_gap_ns": 1_000_000}, device={"fifo_peak_frames": 100}, taken_ns=0)
+    # the device's FIFO peak and the link's transfers in flight arrive as fast as the host reads
+    assert edge_slack_s(case, quiet, quiet, held) == pytest.approx((100 + 8) * frame_s)
+    inside = 1 + (1 + 100 + 8) * frame_s - 1e-6
+    assert overcounted(case, {"throughput_ratio": inside, "duration_s": 1.0}, {}, quiet, quiet, held) is None
+    # more than the device could have held is still an accounting error
+    beyond = 1 + (1 + 100 + 8) * frame_s + 1e-4
+    assert overcounted(case, {"throughput_ratio": beyond, "duration_s": 1.0}, {}, quiet, quiet, held)
