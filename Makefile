@@ -142,8 +142,9 @@ test-python:
 
 # RTL (firmware/): cocotb on Icarus and Verilator, Verilator lint, yosys iCE40 synthesis with
 # cell budgets, nextpnr-ice40 place and route (fmax printed), the packetizer BMC (yosys-smtbmc, z3).
+# A testbench file per worker: each simulator run builds in its own directory.
 test-firmware: venv
-	$(PY) -m pytest -q -rs -p no:cacheprovider firmware/tb firmware/tests
+	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile firmware/tb firmware/tests
 	@$(PY) firmware/synth/flow.py --summary
 
 # The shipped suite on the simulator rig, less the UDP reference sweeps (benchmarks
