@@ -169,7 +169,9 @@ def test_shm_simulator_stall_is_carried_by_the_ring_like_a_device_link(sim, ring
         # stall's backlog.
         assert ring_slots_granted + fifo_frames < backlog_frames / 2
         assert ss["overflow_late_frames"] > backlog_frames - ring_slots_granted - fifo_frames - 200, ss
-        assert ss["overflow_link_full_frames"] == 0, ss
+        # The stall's backlog is counted late, not as a full link; a host receiver that is
+        # itself descheduled while the backlog drains may let the ring fill for a few frames.
+        assert ss["overflow_link_full_frames"] * 10 < ss["overflow_late_frames"], ss
         assert st["missing_frames"] == ss["overflow_frames"] and st["overruns"] >= 1
 
 
