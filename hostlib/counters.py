@@ -113,6 +113,8 @@ class SimDeviceStats(TypedDict, total=False):
     tx_reordered_frames: int | None
     tx_pattern_errors: int | None
     tx_malformed_frames: int | None
+    tx_samples_played: int         # consumed by the device's TX sample clock (sim/playout_clock.hpp)
+    tx_played_ns: int              # when tx_samples_played was true; 0: not yet
 
 
 class RtlStats(TypedDict, total=False):

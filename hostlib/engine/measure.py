@@ -82,9 +82,24 @@ def link_frames_in_flight(case: Case) -> int:
     return int(stream_config(case)["transport"]["transfers"]) * frames_per_delivery(case)
 
 
-def fed_by_host(case: Case) -> bool:
-    """The host's sender feeds the stream's receiving end (tx, loopback, rx+tx's TX leg)."""
-    return any(leg in ("tx", "loopback") for leg in legs_of(case))
+def fed_by_host(case: Case, snap: Snapshot) -> bool:
+    """The host's sender feeds what the window counts at the stream's receiving end:
+    loopback (the looped frames come back as fast as the host sent them), and tx or
+    rx+tx's TX leg on a device that does not report its sample clock's consumption
+    (played_samples)."""
+    return any(leg == "loopback" or (leg == "tx" and played_samples(snap) is None) for leg in legs_of(case))
+
+
+def played_samples(snap: Snapshot) -> tuple[float, int] | None:
+    """(samples the device's TX sample clock consumed, the monotonic ns that was true),
+    or None when the device does not report it (a radio, the RTL core). A TX window
+    counts these: a host's lead (frames sent ahead into the device FIFO, a socket
+    buffer, USB transfers in flight) lands at bus speed but is played at the rate."""
+    at_ns = measured(snap.device, "tx_played_ns")
+    samples = measured(snap.device, "tx_samples_played")
+    if not at_ns or samples is None:
+        return None
+    return samples, int(at_ns)
 
 
 def sender_lead_frames(case: Case, snap: Snapshot) -> float:
@@ -191,6 +206,17 @@ def cpu_busy_ticks() -> tuple[int, int] | None:
     return sum(vals) - idle, sum(vals)
 
 
+def _tx_window(case: Case, start: Snapshot, end: Snapshot) -> tuple[float, float] | None:
+    """A TX window's (samples the device played, seconds of its sample clock), or None
+    when the device does not report what it played (then received frames count)."""
+    if case.direction != "tx":
+        return None
+    p0, p1 = played_samples(start), played_samples(end)
+    if p0 is None or p1 is None:
+        return None
+    return p1[0] - p0[0], max((p1[1] - p0[1]) / 1e9, 1e-9)
+
+
 def received_payload_bytes(case: Case, snap: Snapshot) -> float:
     """Payload bytes that reached the receiving end of the case's stream."""
     if case.direction == "tx":
@@ -249,11 +275,16 @@ def series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[st
 
 def _series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[str, float]:
     dt = max((cur.taken_ns - prev.taken_ns) / 1e9, 1e-9)
-    d_bytes = received_payload_bytes(case, cur) - received_payload_bytes(case, prev)
+    d_samples = (received_payload_bytes(case, cur) - received_payload_bytes(case, prev)) / bytes_per_tick(case)
+    d_frames = received_frames(case, cur) - received_frames(case, prev)
+    played = _tx_window(case, prev, cur)
+    if played is not None:
+        d_samples, dt = played
+        d_frames = d_samples / case.samples_per_frame
     row = {
         "t_s": round((cur.taken_ns - t0_ns) / 1e9, 3),
-        "throughput_sps": d_bytes / bytes_per_tick(case) / dt,
-        "frames_per_s": (received_frames(case, cur) - received_frames(case, prev)) / dt,
+        "throughput_sps": d_samples / dt,
+        "frames_per_s": d_frames / dt,
     }
     row["throughput_ratio"] = row["throughput_sps"] / float(case.rate_sps)
     for name in ("missing_frames", "overruns", "pattern_errors", "seq_errors"):
@@ -357,6 +388,11 @@ def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
     window_s = max((window_edge_ns(case, window_end) - window_edge_ns(case, window_start)) / 1e9, 1e-9)
     d_bytes = received_payload_bytes(case, window_end) - received_payload_bytes(case, window_start)
     d_frames = received_frames(case, window_end) - received_frames(case, window_start)
+    played = _tx_window(case, window_start, window_end)
+    if played is not None:   # TX: what the device's sample clock consumed in its own time
+        window_s = played[1]
+        d_bytes = played[0] * tick_bytes
+        d_frames = played[0] / case.samples_per_frame
     m: dict[str, float] = {}
     m["duration_s"] = window_s
     m["samples_expected"] = expected_samples(case, final)

@@ -258,15 +258,16 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
 
 def _sender_settled(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,
                     overdue: Callable[[], None]) -> Snapshot:
-    """A stream the host feeds (tx, loopback, rx+tx) is measured once the host's sender
-    runs at the rate: a sender that fills a device FIFO and its transfers in flight
+    """A window that counts what the host's sender delivered (measure.fed_by_host:
+    loopback, or TX on a device that does not report what its sample clock played)
+    starts once the sender runs at the rate: a sender that fills a device FIFO and its transfers in flight
     at bus speed first (USB) delivers that lead on top of the rate, and a window that
     counted it would report more than was asked. The window starts at the first
     snapshot where the sender's lead has stopped growing and is as large as it has been
     (within one delivery; a sender descheduled at the window's start would make up its
     lead inside the window); after SENDER_SETTLE_MAX_S it starts anyway (the
     throughput ceiling judges it)."""
-    if not measure.fed_by_host(case):
+    if not measure.fed_by_host(case, snap):
         return snap
     delivery = measure.frames_per_delivery(case)
     interval_s = max(SENDER_SETTLE_INTERVAL_S, 10 * delivery * case.samples_per_frame / float(case.rate_sps))

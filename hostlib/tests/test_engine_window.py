@@ -50,6 +50,42 @@ def test_a_window_that_counts_the_senders_lead_is_an_infrastructure_error(sim_ri
     assert r.metrics["throughput_ratio"] > 1.0, r.metrics   # what was measured is kept
 
 
+# USB2 TX at 8 MS/s with every frame of the run in flight at once (16 KiB transfers of two
+# 8192-byte frames): the host's lead is the whole run, refilled at bus speed, and no host
+# stall on a busy machine can starve the device.
+TX_LEAD_CASE = """
+name: usb tx lead
+device: dut
+direction: tx
+master_clock: 64 MHz
+interpolation: 8
+transport: {{kind: usb, link: usb2, frame_bytes: 8192, transfer_bytes: 16 KiB, transfers: {transfers}}}
+fifo_frames: 256
+warmup: 0 s
+duration: 0.6 s
+thresholds: {{throughput: ">= 90% of rate"}}
+"""
+
+
+@requires_native
+def test_a_tx_window_counts_what_the_devices_sample_clock_played(sim_rig, write_case, monkeypatch):
+    """Over USB the host fills the device FIFO and its OUT transfers at bus speed before
+    it runs at the rate (a host that was descheduled refills that lead at any moment).
+    With no warm-up and no wait for the sender, the window holds the whole lead; the
+    device counts what its sample clock consumed, so the TX throughput is the rate, not
+    the rate plus the lead (counted as it landed, a loaded host read 105.9 %: an ERROR)."""
+    from hostlib.engine import runner
+
+    monkeypatch.setattr(runner, "SENDER_SETTLE_MAX_S", 0.0)
+    run_frames = int(8e6 * 1.5 / ((8192 - 48) // 4))      # the run, start-up and stop included
+    [case] = write_case(TX_LEAD_CASE.format(transfers=run_frames // 2 + 1))
+    r = run_case(case, sim_rig, run_id="window-tx-played")
+    m = r.metrics
+    assert r.verdict in (Verdict.PASS, Verdict.MARGINAL), r.message
+    one_frame = case.samples_per_frame / case.rate_sps / m["duration_s"]
+    assert 0.9 <= m["throughput_ratio"] <= 1 + one_frame, m
+
+
 def test_throughput_ceiling_is_the_rate_plus_one_delivery_and_the_measured_edge_slack():
     from hostlib.counters import Snapshot
     from hostlib.engine.measure import overcounted, throughput_ceiling

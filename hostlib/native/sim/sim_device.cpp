@@ -125,6 +125,7 @@ void SimDevice::reset_counters() {
                &rtl_stats_.missing, &rtl_stats_.late, &rtl_stats_.pattern_errors, &rtl_stats_.consumed_beats})
     c->store(0);
   tx_ = std::make_unique<RxCounters>();
+  playout_ = std::make_unique<PlayoutClock>(cfg_.stream.rate_sps);
 }
 
 void SimDevice::start() {
@@ -217,6 +218,10 @@ json SimDevice::stats() const {
   for (const char* k : {"frames_received", "samples_received", "seq_errors", "missing_frames", "dropped_samples",
                         "duplicate_frames", "reordered_frames", "pattern_errors", "malformed_frames"})
     s[std::string("tx_") + k] = tx_ ? tx[k] : json(0);
+  // What the device's sample clock consumed, and when that was true (TX throughput).
+  const PlayoutClock::Played played = playout_ ? playout_->played() : PlayoutClock::Played{};
+  s["tx_samples_played"] = played.samples;
+  s["tx_played_ns"] = played.at_ns;
   return s;
 }
 

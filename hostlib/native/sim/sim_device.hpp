@@ -22,6 +22,7 @@
 #include "hilrig/rtl/rtl_core.hpp"
 #include "hilrig/io/frame_source.hpp"
 #include "hilrig/io/shm_ring.hpp"
+#include "hilrig/sim/playout_clock.hpp"
 #include "hilrig/sim/sim_link.hpp"
 #include "hilrig/io/udp.hpp"
 #include "hilrig/usb/usb_sim_channel.hpp"
@@ -82,6 +83,7 @@ class SimDevice {
   C producer_longest_gap_ns_{0};  // longest time between two passes of the RX loop
   C fifo_peak_frames_{0};         // highest RX FIFO level seen (frames due, not yet on the link)
   std::unique_ptr<RxCounters> tx_;  // what the device received on TX
+  std::unique_ptr<PlayoutClock> playout_;  // what the device's TX sample clock consumed
   // The RTL core (use_rtl) and its figures, published by the streaming thread.
   std::unique_ptr<RtlCore> rtl_;
   std::uint16_t rtl_rate_div_ = 1;  // rx_rate_div = tx_rate_div = master_clock_hz / rate_sps

@@ -9,6 +9,7 @@
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/framer.hpp"
 #include "hilrig/sim/fault_gate.hpp"
+#include "hilrig/sim/playout_clock.hpp"
 #include "hilrig/sim/sim_link.hpp"
 
 namespace hilrig {
@@ -27,10 +28,7 @@ void SimDevice::run_tx() {
                                            std::uint64_t(cfg_.fifo_frames) * (kFrameHeaderBytes + cfg.payload_bytes()));
     usb_link = usb_own.get();
   }
-  // Device consumption clock: starts at the first frame of a burst and drains rate_sps.
-  bool consuming = false, eob = false;
-  std::uint64_t run_t0 = 0, run_samples = 0;
-  const double samples_per_ns = cfg.rate_sps / 1e9;
+  PlayoutClock& clock = *playout_;
   // Loopback RX side.
   std::uint64_t rx_seq = 0, rx_tick = 0;
   bool overflow_pending = false;
@@ -89,13 +87,7 @@ void SimDevice::run_tx() {
     FrameHeader h;
     if (!check.on_frame(p, len, now, &h)) return;
     const std::uint64_t samples = h.payload_bytes / (bytes_per_sample(SampleFormat(h.sample_format)) * h.channels);
-    if (!consuming) {
-      consuming = true;
-      run_t0 = now;
-      run_samples = 0;
-    }
-    run_samples += samples;
-    eob = (h.flags & kFlagEOB) != 0;
+    clock.on_frame(now, samples, (h.flags & kFlagEOB) != 0);
     if (loop) loop_back(p, h);
   };
 
@@ -123,16 +115,7 @@ void SimDevice::run_tx() {
       counter_add(injected_stalls_);
       counter_add(injected_stall_ns_, now_ns() - from);
     }
-    // Underrun: the consumption clock got ahead of what arrived, mid-burst.
-    if (consuming && !eob) {
-      const std::uint64_t now = now_ns();
-      if (double(now - run_t0) * samples_per_ns > double(run_samples)) {
-        counter_add(underruns_);
-        consuming = false;  // the device idles until the next frame restarts it
-      }
-    } else if (eob) {
-      consuming = false;
-    }
+    if (clock.advance(now_ns())) counter_add(underruns_);
   }
   if (tx_in_) tx_in_->release_batch();
   if (gate.flush([&](const std::uint8_t* q, std::size_t l) { deliver(q, l, now_ns()); }))
