@@ -100,6 +100,11 @@ def test_throughput_ceiling_is_the_rate_plus_one_delivery_and_the_measured_edge_
     # A receiver that once waited 5 ms for a frame may have its edge 5 ms late: allowed for.
     stalled = Snapshot(host_rx={"longest_gap_ns": 5_000_000}, taken_ns=0)
     assert overcounted(case, {"throughput_ratio": 1.005, "duration_s": 1.0}, {}, quiet, quiet, stalled) is None
+    # Loopback: a device echoing at its sample clock catches up after its own longest pause.
+    paused = Snapshot(host_rx={"longest_gap_ns": 5_000_000}, device={"producer_longest_gap_ns": 20_000_000},
+                      taken_ns=0)
+    assert overcounted(case, {"throughput_ratio": 1.02, "duration_s": 1.0}, {}, quiet, quiet, paused) is None
+    assert overcounted(case, {"throughput_ratio": 1.03, "duration_s": 1.0}, {}, quiet, quiet, paused)
     both = usb_case("USB2 rx+tx 4 MS/s")
 
     def legs(**ratio_and_window: tuple[float, float]) -> dict[str, dict[str, float]]:
