@@ -29,7 +29,7 @@ from ..dsl.case import Case
 from ..rig.args import SimArgs
 from ..rig.inventory import DeviceEntry
 from ..rig.probe import Found, Probe
-from ..transports import agreed_config, sim_config, stream_config
+from ..transports import agreed_config, agreed_endpoint, sim_config, stream_config
 from ..transports.config import Json, SimJson, StreamJson
 from ..transports.usb import MAX_PACKET_BYTES
 from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, usb_geometry_problems
@@ -273,6 +273,7 @@ class SimDriver(Driver):
                 else:
                     self.rx = NativeRx(leg_cfg("rx"), case.location)
                 rx_dest = self.rx.endpoint()
+                agreed_endpoint(case.stream, rx_dest, "the host receiver")
             sim_cfg["rx_dest"] = rx_dest
         answer = self._running.request("configure", fields=sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
@@ -283,6 +284,7 @@ class SimDriver(Driver):
             dest = answer.get("endpoint")
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
+            agreed_endpoint(case.stream, dest, "the simulator")
             self.tx = NativeTx({**leg_cfg("tx"), "dest": dest}, case.location)
 
     def _configure_usb(self, case: Case, sim_cfg: SimJson, cfg: StreamJson) -> None:

@@ -17,7 +17,17 @@ from collections.abc import Mapping
 from typing import Protocol, TypedDict
 
 from .._exceptions import InfrastructureError
-from .config import Faults, Json, JsonObject, SimJson, StreamConfig, StreamJson, TransportKind
+from .config import (
+    Faults,
+    Json,
+    JsonObject,
+    ShmTransport,
+    SimJson,
+    StreamConfig,
+    StreamJson,
+    TransportKind,
+    UdpTransport,
+)
 
 
 def native():  # the native module is untyped: this is its one door
@@ -184,6 +194,27 @@ def config_differences(sent: Mapping[str, object], answer: Mapping[str, object],
     return out
 
 
+def endpoint_differences(stream: StreamConfig, endpoint: Mapping[str, object]) -> list[str]:
+    """How a link opened from `stream` (a host receiver's endpoint, the simulator's TX
+    endpoint) differs from it in the sizes resolution decided, as far as the endpoint
+    reports them (udp socket_buffer_bytes, shm slots): each as 'transport.key: case X,
+    opened Y'."""
+    t = stream.transport
+    sized = ({"socket_buffer_bytes": t.socket_buffer_bytes} if isinstance(t, UdpTransport)
+             else {"slots": t.slots} if isinstance(t, ShmTransport) else {})
+    return [f"transport.{key}: case {value!r}, opened {endpoint[key]!r}"
+            for key, value in sized.items() if key in endpoint and endpoint[key] != value]
+
+
+def agreed_endpoint(stream: StreamConfig, endpoint: Mapping[str, object], who: str) -> None:
+    """InfrastructureError naming every size in which `who`'s link differs from the case's
+    config (a core built from other sources than this hostlib); the endpoint is only read."""
+    differences = endpoint_differences(stream, endpoint)
+    if differences:
+        raise InfrastructureError(f"{who} opened another link than the case's config (rebuild the native core "
+                                  "with this hostlib): " + "; ".join(differences))
+
+
 def agreed_config(sent: Mapping[str, object], answer: dict[str, Json]) -> dict[str, Json]:
     """The simulator's answer to configure when it runs the config it was sent
     (endpoints aside); InfrastructureError naming every difference otherwise (a
@@ -201,12 +232,14 @@ __all__ = [
     "StreamCase",
     "StreamDefaults",
     "agreed_config",
+    "agreed_endpoint",
     "complete_config",
     "config_differences",
     "default_fifo_frames",
     "default_shm_slots",
     "default_sim_config",
     "default_usb_transfer_bytes",
+    "endpoint_differences",
     "native",
     "resolve_faults",
     "resolve_stream",
