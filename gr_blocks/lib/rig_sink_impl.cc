@@ -96,6 +96,8 @@ rig_sink_impl::rig_sink_impl(const std::string& format,
     d_cfg.transport = sink_endpoint(endpoint);
     d_ticks_per_frame = d_cfg.samples_per_frame();
     try {
+        // The send buffer grown to the rate by the core's one rule, as a case's config.
+        d_cfg = ::hilrig::resolve_stream_config(d_cfg, "hilrig rig_sink");
         d_sink = std::make_unique<::hilrig::FrameSink>(d_cfg);
     } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(std::string("hilrig rig_sink: ") + e.what());

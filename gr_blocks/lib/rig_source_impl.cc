@@ -64,9 +64,9 @@ rig_source_impl::rig_source_impl(const std::string& format,
       d_dropped_key(pmt::mp("dropped_samples")),
       d_src_id(pmt::mp(alias()))
 {
-    // The core's frame source with its defaults and sizing rules: a socket buffer and
-    // ring of ~50 ms of the stream when its rate is given (StreamConfig::*_for_rate),
-    // else exactly what is asked (or the core's defaults).
+    // The core's frame source with its defaults, resolved by the core's one rule
+    // (resolve_stream_config): the socket buffer and ring grown to ~50 ms of the stream
+    // when its rate is given, else what is asked (or the core's defaults).
     ::hilrig::StreamConfig cfg;
     if (frame_bytes > 0)
         cfg.frame_bytes = uint32_t(frame_bytes);
@@ -86,13 +86,14 @@ rig_source_impl::rig_source_impl(const std::string& format,
         } else if (transport == "shm") {
             cfg.transport.kind = ::hilrig::TransportKind::shm;
             cfg.transport.path = address;
-            if (ring_slots <= 0 && rate_sps <= 0)
-                ring_slots = int(cfg.transport.slots);
+            if (ring_slots > 0)
+                cfg.transport.slots = uint32_t(ring_slots);
         } else {
             throw std::invalid_argument("hilrig rig_source: transport '" + transport +
                                         "' is not one of udp, shm");
         }
-        d_src = std::make_unique<::hilrig::FrameSource>(cfg, uint32_t(std::max(ring_slots, 0)));
+        d_src = std::make_unique<::hilrig::FrameSource>(
+            ::hilrig::resolve_stream_config(cfg, "hilrig rig_source"));
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string("hilrig rig_source: ") + e.what());
     }

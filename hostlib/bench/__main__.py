@@ -35,6 +35,7 @@ from rich.table import Table
 
 from .._installed import packaged_executable
 from .._process import stop_process
+from ..transports.config import UsbLink
 from . import pymmap, usb_link, usb_umockdev
 from .record import BenchRow, write_bench_results
 from .search import CEILING_HEADROOM, SEARCH_STEPS, Point, held, zero_loss_rate
@@ -374,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     if "usb" in only:
         # The host engine over the simulated USB links (in-process device, bus model).
         B210_MAX_BPS = 245.76e6  # 61.44 MS/s sc16
-        u3 = usb_link.run("usb3", "loopback", 64 * 1024, 16, window_s)
+        u3 = usb_link.run(UsbLink.USB3, "loopback", 64 * 1024, 16, window_s)
         both = u3["rx_Bps"] + u3["tx_Bps"]
         add("USB engine, sim usb3 link, rx+tx" + ("" if u3["ok"] else " (ERRORS!)"), "64 KiB x 16",
             f"{both / 1e6:6.1f} MB/s (rx {u3['rx_Bps'] / 1e6:.1f} + tx {u3['tx_Bps'] / 1e6:.1f})",
@@ -382,13 +383,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{both / (2 * B210_MAX_BPS):.2f}",
             data=BenchRow("USB engine, sim usb3 link, rx+tx", 64 * 1024, both, None, u3["cpu_percent"],
                           "2 x B210 max", 2 * B210_MAX_BPS, None, both / (2 * B210_MAX_BPS)))
-        b210 = usb_link.run("usb3", "rx", 64 * 1024, 16, window_s, rate_sps=B210_MAX_BPS / 4, fifo_bytes=1 << 20)
+        b210 = usb_link.run(UsbLink.USB3, "rx", 64 * 1024, 16, window_s, rate_sps=B210_MAX_BPS / 4, fifo_bytes=1 << 20)
         add("USB engine, sim usb3 link, rx at B210 max" + ("" if b210["ok"] else " (ERRORS!)"), "64 KiB x 16",
             f"{b210['rx_Bps'] / 1e6:6.1f} MB/s", f"{b210['cpu_percent']:.0f}", "target: CPU <= 25 %",
             f"{B210_MAX_BPS / 1e6:.2f} MB/s", f"{b210['rx_Bps'] / B210_MAX_BPS:.2f}",
             data=BenchRow("USB engine, sim usb3 link, rx at B210 max", 64 * 1024, b210["rx_Bps"], None,
                           b210["cpu_percent"], "B210 max", B210_MAX_BPS, None, b210["rx_Bps"] / B210_MAX_BPS))
-        u2 = usb_link.run("usb2", "rx", 16 * 1024, 16, window_s)
+        u2 = usb_link.run(UsbLink.USB2, "rx", 16 * 1024, 16, window_s)
         add("USB engine, sim usb2 link, rx" + ("" if u2["ok"] else " (ERRORS!)"), "16 KiB x 16",
             f"{u2['rx_Bps'] / 1e6:6.1f} MB/s", f"{u2['cpu_percent']:.0f}", "USB 2 bus ceiling", "53.25 MB/s",
             f"{u2['rx_Bps'] / 53.248e6:.2f}",

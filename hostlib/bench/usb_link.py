@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 
 from ..transports import complete_config, native
+from ..transports.config import UsbLink
 
 FRAME_BYTES = 8192
 
@@ -40,10 +41,10 @@ def measure(direction: str, transport: dict, seconds: float, *, warmup_s: float,
     return UsbWindow(before, after, stream.stats(), t1 - t0, time.process_time() - cpu0, stream.error())
 
 
-def run(link: str, direction: str, transfer_bytes: int, transfers: int, seconds: float,
+def run(link: UsbLink, direction: str, transfer_bytes: int, transfers: int, seconds: float,
         rate_sps: float = 1e6, fifo_bytes: int = 0) -> dict:
     """fifo_bytes 0: the device streams as fast as the bus; else at rate_sps (sc16) through that FIFO."""
-    w = measure(direction, {"link": link, "transfer_bytes": transfer_bytes, "transfers": transfers,
+    w = measure(direction, {"link": link.value, "transfer_bytes": transfer_bytes, "transfers": transfers,
                             "fifo_bytes": fifo_bytes}, seconds, warmup_s=0.3, rate_sps=rate_sps)
     a, b, final, dt = w.before, w.after, w.final, w.seconds
     rx = (b.get("rx", {}).get("payload_bytes_received", 0) - a.get("rx", {}).get("payload_bytes_received", 0)) / dt

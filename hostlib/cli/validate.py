@@ -15,6 +15,7 @@ from ..results.record import EXIT_NOTHING_TESTED
 from ..rig import default_rig_path, load_rig
 from ..rig.inventory import Rig
 from ..selection import Selection
+from ..transports.config import ShmTransport, UdpTransport
 from ..units import format_quantity
 
 __all__ = ["SETUP_OVERHEAD_S", "estimated_seconds", "rig_problem", "validate_against_rig", "validate_command"]
@@ -57,13 +58,25 @@ def validate_command(paths: Sequence[str], out: TextIO | None = None) -> int:
           f"{len(cases)} run(s) in total", file=out)
     for c in cases:
         print(f"  {c.test_name}: {c.direction} {c.transport.kind} {format_quantity(c.rate_sps, 'rate')} "
-              f"x{c.channels} frame {c.frame_bytes} B, {c.duration_s:g} s{_search_note(c)}  ({c.location})",
+              f"x{c.channels} frame {c.frame_bytes} B{_link_note(c)}, {c.duration_s:g} s{_search_note(c)}  "
+              f"({c.location})",
               file=out)
     searches = [c for c in cases if c.search is not None]
     if searches:
         print(f"  {len(searches)} rate search(es): about {estimated_seconds(searches):.0f} s on the simulator",
               file=out)
     return 0
+
+
+def _link_note(c: Case) -> str:
+    """What the link opens with, as the case resolved it (sized by rate): ', socket buffer
+    4194304 B' | ', ring 256 slots' | ', 16 x 16384 B transfers'."""
+    t = c.transport
+    if isinstance(t, UdpTransport):
+        return f", socket buffer {t.socket_buffer_bytes} B"
+    if isinstance(t, ShmTransport):
+        return f", ring {t.slots} slots"
+    return f", {t.transfers} x {t.transfer_bytes} B transfers"
 
 
 def _search_note(c: Case) -> str:

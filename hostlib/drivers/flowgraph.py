@@ -77,8 +77,9 @@ class SourceSpec:
 
 
 def source_spec_rig(cfg: Mapping[str, object], cpu_format: str) -> SourceSpec:
-    """rig_source for the stream config `cfg` (hostlib.transports.stream_config): it sizes
-    its socket buffer and ring to the rate as RxStream does."""
+    """rig_source for the stream config `cfg` (hostlib.transports.stream_config): its
+    socket buffer and ring are the config's (resolved by rate; rig_source's own
+    resolution of them changes nothing)."""
     t = cfg["transport"]
     if not isinstance(t, dict):
         raise ConfigError(f"stream config has no transport section: {dict(cfg)}")

@@ -29,8 +29,8 @@ from ..dsl.case import Case
 from ..rig.args import SimArgs
 from ..rig.inventory import DeviceEntry
 from ..rig.probe import Found, Probe
-from ..transports import agreed_config, sim_config, stream_config
-from ..transports.config import Json, SimJson, StreamJson
+from ..transports import agreed_config, agreed_endpoint, sim_config, stream_config
+from ..transports.config import Json, SimJson, StreamJson, UsbLink, UsbTransport
 from ..transports.usb import MAX_PACKET_BYTES
 from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, usb_geometry_problems
 from .base import Driver, Watchdog, register_driver
@@ -273,6 +273,7 @@ class SimDriver(Driver):
                 else:
                     self.rx = NativeRx(leg_cfg("rx"), case.location)
                 rx_dest = self.rx.endpoint()
+                agreed_endpoint(case.stream, rx_dest, "the host receiver")
             sim_cfg["rx_dest"] = rx_dest
         answer = self._running.request("configure", fields=sim_cfg)
         # What the simulator runs with (to_json of its parsed config) and where its
@@ -283,27 +284,31 @@ class SimDriver(Driver):
             dest = answer.get("endpoint")
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
+            agreed_endpoint(case.stream, dest, "the simulator")
             self.tx = NativeTx({**leg_cfg("tx"), "dest": dest}, case.location)
 
     def _configure_usb(self, case: Case, sim_cfg: SimJson, cfg: StreamJson) -> None:
         """The simulator makes the USB link's shared channel; the host's UsbEngine
         (N transfers x S bytes in flight) submits into it, the simulator's bus model
         completes them."""
-        t = cfg["transport"]
-        mps = MAX_PACKET_BYTES["high" if t["link"] == "usb2" else "super"]
+        link = case.transport
+        if not isinstance(link, UsbTransport):
+            raise ConfigError(f"{case.location}: transport {link.kind} is not the simulator's usb link")
+        mps = MAX_PACKET_BYTES["high" if link.link is UsbLink.USB2 else "super"]
         directions = 1 if case.direction in ("rx", "tx") else 2
         problems = usb_geometry_problems(
-            {"kind": "usb", "transfer_bytes": t["transfer_bytes"], "transfers": t["transfers"]},
+            {"kind": "usb", "transfer_bytes": link.transfer_bytes, "transfers": link.transfers},
             int(case.frame_bytes), mps, directions, 1 << 62)   # no usbfs here: the link is the simulator's
         if problems:
-            raise ConfigError(f"{case.location}: transport on the simulator's {t['link']} link: " + "; ".join(problems))
+            raise ConfigError(f"{case.location}: transport on the simulator's {link.link} link: " + "; ".join(problems))
         answer = self._running.request("configure", fields=sim_cfg)
         self.effective_config = agreed_config(sim_cfg, answer.get("config", {}))
         self.fault_plan = answer.get("fault_plan", {})
         endpoint = answer.get("endpoint") or {}
         if endpoint.get("kind") != "usb":
             raise DeviceError(f"simulator gave no usb link endpoint (got {endpoint})")
-        self.usb = NativeUsb({**cfg, "transport": {**t, "sim": endpoint}}, case.location, InfrastructureError)
+        self.usb = NativeUsb({**cfg, "transport": {**cfg["transport"], "sim": endpoint}}, case.location,
+                             InfrastructureError)
 
     def start(self) -> int:
         if self.usb is not None:

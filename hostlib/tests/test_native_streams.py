@@ -6,7 +6,7 @@ frame's arrival to the end of the last frame's sample period.
 """
 from __future__ import annotations
 
-from hostlib.transports import complete_config
+from hostlib.transports import complete_config, resolve_stream
 
 import json
 import os
@@ -56,6 +56,12 @@ class Sim:
                 self.proc.wait()
 
 
+def effective(cfg, **extra):
+    """The config a host stream opens with: resolved by the core, as a case's is (sized
+    by rate); extra keys (a TxStream's dest) beside it."""
+    return {**resolve_stream(cfg).to_json(), **extra}
+
+
 @pytest.fixture
 def sim():
     s = Sim()
@@ -71,7 +77,7 @@ def transport(kind):
 def run_rx(sim, kind, rate_sps, frame_bytes, duration_s, faults=None, fifo_frames=64):
     cfg = {"direction": "rx", "channels": 1, "sample_format": "sc16", "rate_sps": rate_sps,
            "frame_bytes": frame_bytes, "transport": transport(kind), "pattern": "counter"}
-    rx = native.RxStream(complete_config(cfg))
+    rx = native.RxStream(effective(cfg))
     sim.ok("configure", **dict(cfg, transport=rx.endpoint()), fifo_frames=fifo_frames, faults=faults or {})
     rx.start()
     t0 = time.monotonic()
@@ -142,7 +148,7 @@ def test_shm_simulator_stall_is_carried_by_the_ring_like_a_device_link(sim, ring
     rate, frame_bytes, stall_s = 10e6, 8000, 0.3
     cfg = {"direction": "rx", "channels": 1, "sample_format": "sc16", "rate_sps": rate,
            "frame_bytes": frame_bytes, "transport": {"kind": "shm", "slots": ring_slots}, "pattern": "counter"}
-    rx = native.RxStream(complete_config(cfg))
+    rx = native.RxStream(effective(cfg))
     fifo_frames = 64
     sim.ok("configure", **dict(cfg, transport=rx.endpoint()), fifo_frames=fifo_frames)
     ring_slots_granted = rx.endpoint()["slots"]  # grown to 50 ms of the stream if that is more
@@ -196,7 +202,7 @@ def test_seeded_faults_are_counted_exactly(sim, kind, seed):
 def test_shm_sim_killed_mid_run_leaves_nothing_and_stop_returns(sim):
     before = ring_handles()
     cfg = {"direction": "rx", "rate_sps": 10e6, "frame_bytes": 8000, "transport": transport("shm")}
-    rx = native.RxStream(complete_config(cfg))
+    rx = native.RxStream(effective(cfg))
     sim.ok("configure", **dict(cfg, transport=rx.endpoint()))
     rx.start()
     sim.ok("start")
@@ -219,7 +225,7 @@ def test_shm_sim_killed_mid_run_leaves_nothing_and_stop_returns(sim):
 
 def test_stats_while_running_and_gil_released(sim):
     cfg = {"direction": "rx", "rate_sps": 5e6, "frame_bytes": 8000, "transport": transport("udp")}
-    rx = native.RxStream(complete_config(cfg))
+    rx = native.RxStream(effective(cfg))
     sim.ok("configure", **dict(cfg, transport=rx.endpoint()))
     rx.start()
     sim.ok("start")
@@ -240,7 +246,7 @@ def test_tx_paced_and_checked_by_device(sim, kind):
     rate = 10e6
     cfg = {"direction": "tx", "rate_sps": rate, "frame_bytes": 8000, "transport": transport(kind)}
     ep = sim.ok("configure", **cfg, fifo_frames=64)["endpoint"]
-    tx = native.TxStream(complete_config(dict(cfg, dest=ep)))
+    tx = native.TxStream(effective(cfg, dest=ep))
     sim.ok("start")
     t0 = time.monotonic()
     tx.start()
@@ -265,12 +271,12 @@ def test_tx_paced_and_checked_by_device(sim, kind):
 def test_loopback_returns_tx_with_round_trip_latency(sim, kind):
     rate = 5e6
     cfg = {"direction": "loopback", "rate_sps": rate, "frame_bytes": 8000, "transport": transport(kind)}
-    rx = native.RxStream(complete_config(dict(cfg, direction="rx")))
+    rx = native.RxStream(effective(dict(cfg, direction="rx")))
     if kind == "udp":  # both conventions: RX destination as transport, or as rx_dest (the sim driver's)
         ep = sim.ok("configure", **dict(cfg, transport=rx.endpoint()))["endpoint"]
     else:
         ep = sim.ok("configure", **cfg, rx_dest=rx.endpoint())["endpoint"]
-    tx = native.TxStream(complete_config(dict(cfg, dest=ep)))
+    tx = native.TxStream(effective(cfg, dest=ep))
     rx.start()
     sim.ok("start")
     tx.start()

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hostlib.tests.test_native_streams import SIM, Sim, run_rx, transport
+from hostlib.tests.test_native_streams import SIM, Sim, effective, run_rx, transport
 from hostlib.transports import complete_config
 
 native = pytest.importorskip("hostlib._native", reason="build the native core first (cmake --build build)")
@@ -28,7 +28,7 @@ def sim():
 def run_tx(sim, kind, faults, seconds=0.6, rate=1e6):
     cfg = {"direction": "tx", "rate_sps": rate, "frame_bytes": FRAME_BYTES, "transport": transport(kind)}
     answer = sim.ok("configure", **cfg, fifo_frames=64, faults=faults)
-    tx = native.TxStream(complete_config(dict(cfg, dest=answer["endpoint"])))
+    tx = native.TxStream(effective(cfg, dest=answer["endpoint"]))
     sim.ok("start")
     tx.start()
     time.sleep(seconds)

@@ -109,3 +109,47 @@ def test_dsl_sim_driver_and_soapy_module_agree(write_case, sim_rig, kind, fmt, f
     assert effective["dsl"]["fifo_frames"] == _native.stream_defaults()["fifo_bytes"] // frame_bytes
     assert effective["sim"] == effective["dsl"]
     assert effective["soapy"] == effective["dsl"]
+
+
+def test_the_case_carries_the_config_sized_by_rate_and_the_stream_opens_with_it(tmp_path):
+    """Sized once, when the case is loaded: the case, `hilrig validate` and the evidence
+    hold the effective socket buffer and ring, and a stream opened with the case's config
+    has exactly those (what it had before, when it sized itself at opening)."""
+    import io
+
+    from hostlib.cli.validate import validate_command
+    from hostlib.drivers._native_facade import NativeRx
+    from hostlib.results.record import case_record
+    from hostlib.tests.factories import make_case
+    from hostlib.transports import endpoint_differences, stream_config, stream_defaults
+    fast_udp, fast_shm = make_case("RX 200 MS/s udp", rate_sps=2e8), make_case("RX 200 MS/s shm", kind="shm", rate_sps=2e8)
+    slow_shm = make_case("RX 1 MS/s shm", kind="shm", rate_sps=1e6)
+    assert fast_udp.transport.socket_buffer_bytes == 32 << 20  # 50 ms of 200 MS/s is 40.2 MB: capped at 32 MiB
+    assert fast_shm.transport.slots == 5031                    # ceil(50 ms of 2e8 / 1988 frames/s)
+    assert slow_shm.transport.slots == stream_defaults()["ring_bytes"] // 8000  # the default holds 50 ms already
+    for case, key in ((fast_udp, "socket_buffer_bytes"), (fast_shm, "slots")):
+        rx = NativeRx(stream_config(case), case.location)
+        try:
+            endpoint = rx.endpoint()
+        finally:
+            rx.stop()
+        assert endpoint[key] == case.transport.to_json()[key] and endpoint_differences(case.stream, endpoint) == []
+        assert case_record(case).transport.options[key] == endpoint[key]  # the evidence records what ran
+    path = tmp_path / "fast.yaml"
+    path.write_text(json.dumps(dict(fast_udp.raw)))
+    out = io.StringIO()
+    assert validate_command([str(path)], out) == 0
+    assert f"socket buffer {32 << 20} B" in out.getvalue()
+
+
+def test_a_link_opened_with_other_sizes_than_the_case_is_an_infrastructure_error():
+    from hostlib._exceptions import InfrastructureError
+    from hostlib.tests.factories import make_case
+    from hostlib.transports import agreed_endpoint, endpoint_differences
+    case = make_case(kind="shm")
+    slots = case.transport.to_json()["slots"]
+    endpoint = {"kind": "shm", "path": "/proc/1/fd/3", "slots": slots + 1}
+    assert endpoint_differences(case.stream, endpoint) == [f"transport.slots: case {slots}, opened {slots + 1}"]
+    with pytest.raises(InfrastructureError, match="the simulator opened another link than the case's config"):
+        agreed_endpoint(case.stream, endpoint, "the simulator")
+    agreed_endpoint(case.stream, {**endpoint, "slots": slots}, "the simulator")   # the same sizes: agreed

@@ -4,7 +4,6 @@ batched ring publishing, the vectorised checker counts exact errors at every
 length and offset, the DSL offload knobs, and the host-limited verdict."""
 from __future__ import annotations
 
-from hostlib.transports import complete_config
 
 import time
 
@@ -13,14 +12,14 @@ import pytest
 from hostlib import _native as native
 from hostlib.counters import Snapshot
 from hostlib.engine import measure
-from hostlib.tests.test_native_streams import Sim  # the simulator process helper
+from hostlib.tests.test_native_streams import Sim, effective  # the simulator process helper
 
 
 def _stream_udp(sim, *, gso: bool, gro: bool, frame_bytes: int, rate_sps: float, seconds: float):
     cfg = {"direction": "rx", "channels": 1, "sample_format": "sc16", "rate_sps": rate_sps,
            "frame_bytes": frame_bytes, "pattern": "counter",
            "transport": {"kind": "udp", "host": "127.0.0.1", "port": 0, "gso": gso, "gro": gro}}
-    rx = native.RxStream(complete_config(cfg))
+    rx = native.RxStream(effective(cfg))
     ep = rx.endpoint()
     assert ep["gro"] is gro  # this kernel (>= 5.0) offers GRO; off means off
     sim.ok("configure", **dict(cfg, transport=ep), fifo_frames=4096,
@@ -54,10 +53,14 @@ def test_udp_offloads_on_and_off_count_every_frame(gso, gro):
 
 
 def test_socket_buffer_grows_with_rate_and_warnings_are_listed():
-    slow = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}}))
-    fast = native.RxStream(complete_config({"rate_sps": 1e9, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}}))
-    assert slow.endpoint()["socket_buffer_bytes_sized"] == 4 << 20   # the configured floor
-    assert fast.endpoint()["socket_buffer_bytes_sized"] == 32 << 20  # 50 ms of 4 GB/s, capped at 32 MiB
+    # Sized once, when resolved; the stream opens with exactly that buffer.
+    slow_cfg = effective({"rate_sps": 1e6, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}})
+    fast_cfg = effective({"rate_sps": 1e9, "frame_bytes": 8000, "transport": {"kind": "udp", "port": 0}})
+    assert slow_cfg["transport"]["socket_buffer_bytes"] == 4 << 20   # the configured floor
+    assert fast_cfg["transport"]["socket_buffer_bytes"] == 32 << 20  # 50 ms of 4 GB/s, capped at 32 MiB
+    slow, fast = native.RxStream(slow_cfg), native.RxStream(fast_cfg)
+    assert slow.endpoint()["socket_buffer_bytes"] == 4 << 20
+    assert fast.endpoint()["socket_buffer_bytes"] == 32 << 20
     granted = fast.endpoint()["socket_buffer_bytes_granted"] // 2
     warnings = fast.stats()["warnings"]
     # Either the kernel gave the whole buffer, or the stream says why not (like UHD).
@@ -67,25 +70,28 @@ def test_socket_buffer_grows_with_rate_and_warnings_are_listed():
 @pytest.mark.parametrize("frame_bytes,offload", [(1472, True), (16000, True), (16300, False), (65000, False)])
 def test_gso_gro_only_where_four_frames_share_a_super_packet(frame_bytes, offload):
     # Asked for, but used only when >= 4 frames fit one 65000-byte GSO/GRO packet.
-    rx = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": frame_bytes,
+    rx = native.RxStream(effective({"rate_sps": 1e6, "frame_bytes": frame_bytes,
                           "transport": {"kind": "udp", "port": 0, "gso": True, "gro": True}}))
     ep = rx.endpoint()
     assert ep["gro"] is offload and rx.stats()["warnings"] == []
-    tx = native.TxStream(complete_config({"rate_sps": 1e6, "frame_bytes": frame_bytes, "dest": ep}))
+    tx = native.TxStream(effective({"rate_sps": 1e6, "frame_bytes": frame_bytes}, dest=ep))
     assert tx.stats()["gso"] is offload
 
 
 def test_shm_ring_grows_to_50_ms_of_the_stream():
-    slow = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}}))
-    fast = native.RxStream(complete_config({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}}))
-    assert slow.endpoint()["slots"] == 64                       # the configured floor
-    assert fast.endpoint()["slots"] == -(-1e9 / 16384 * 0.05 // 1)  # 50 ms of 61035 frames/s
+    slow_cfg = effective({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
+    fast_cfg = effective({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
+    assert slow_cfg["transport"]["slots"] == 64                       # the configured floor
+    assert fast_cfg["transport"]["slots"] == -(-1e9 / 16384 * 0.05 // 1)  # 50 ms of 61035 frames/s
+    # The ring opened is the resolved one.
+    assert native.RxStream(slow_cfg).endpoint()["slots"] == 64
+    assert native.RxStream(fast_cfg).endpoint()["slots"] == fast_cfg["transport"]["slots"]
 
 
 def test_sim_says_why_frames_overflowed():
     # A host that never reads: the 16-slot ring fills, then the 8-frame FIFO overflows,
     # and the simulator puts the blame on the full link, not on its own lateness.
-    ring = native.RxStream(complete_config({"rate_sps": 1e6, "frame_bytes": 1072, "transport": {"kind": "shm", "slots": 16}}))
+    ring = native.RxStream(effective({"rate_sps": 1e6, "frame_bytes": 1072, "transport": {"kind": "shm", "slots": 16}}))
     sim = Sim()
     try:
         sim.ok("configure", direction="rx", rate_sps=1e6, frame_bytes=1072, fifo_frames=8,

@@ -2,10 +2,11 @@
 
 Everything that moves or checks samples is C++ (hostlib/native); this module loads
 the native core with a clear error when it was not built, and is where a case's
-partial stream config crosses into the core once: `resolve_stream` fills the
-core's defaults for the transport and frame size and lets the core's own parser
-check the result, which the case then carries (`Case.stream`). Every default is
-defined once, in the core (hilrig/core/config.hpp); the configs passed on are complete,
+partial stream config crosses into the core once: `resolve_stream` has the core
+resolve it (its defaults for the transport and frame size, its parser's checks, the
+socket buffer and ring grown to the rate) and the case carries the effective config
+(`Case.stream`), which every stream opener uses as given. Every default is defined
+once, in the core (hilrig/core/config.hpp); the configs passed on are complete,
 because the core's parsers reject a missing key instead of defaulting it.
 """
 from __future__ import annotations
@@ -16,7 +17,17 @@ from collections.abc import Mapping
 from typing import Protocol, TypedDict
 
 from .._exceptions import InfrastructureError
-from .config import Faults, Json, JsonObject, SimJson, StreamConfig, StreamJson, TransportKind
+from .config import (
+    Faults,
+    Json,
+    JsonObject,
+    ShmTransport,
+    SimJson,
+    StreamConfig,
+    StreamJson,
+    TransportKind,
+    UdpTransport,
+)
 
 
 def native():  # the native module is untyped: this is its one door
@@ -95,10 +106,11 @@ _SIM_KEYS = ("master_clock_hz", "fifo_frames", "faults")
 
 
 def complete_config(partial: Mapping[str, Json], *, sim: bool = False) -> JsonObject:
-    """A partial config completed with the core's defaults (for tools and tests that
-    name only what they change): the transport kind and frame_bytes pick the
-    defaults; nested transport/faults dicts are merged key by key. sim=False gives
-    the stream config only, sim=True adds the simulator's keys."""
+    """A partial config completed with the core's defaults, unchecked and not sized by
+    rate (for the simulator's configure in tests and tools, and for configs meant to be
+    refused; a stream's effective config is `resolve_stream`'s): the transport kind and
+    frame_bytes pick the defaults; nested transport/faults dicts are merged key by key.
+    sim=False gives the stream config only, sim=True adds the simulator's keys."""
     given_transport = partial.get("transport")
     kind = given_transport.get("kind", "udp") if isinstance(given_transport, dict) else "udp"
     frame_bytes = partial.get("frame_bytes")
@@ -114,10 +126,11 @@ def complete_config(partial: Mapping[str, Json], *, sim: bool = False) -> JsonOb
 
 
 def resolve_stream(partial: Mapping[str, Json]) -> StreamConfig:
-    """The effective stream config of a partial one: the core's defaults for its
-    transport and frame size, checked by the core's parser (ValueError naming the key)."""
-    checked = native().check_stream_config(complete_config(partial))
-    return StreamConfig.from_json(checked)
+    """The effective stream config of a partial one, resolved by the core
+    (`resolve_stream_config`): its defaults for the transport and frame size, checked
+    by its parser (ValueError naming the key), udp socket_buffer_bytes and shm slots
+    grown to the rate. The one place a stream is sized."""
+    return StreamConfig.from_json(native().resolve_stream_config(dict(partial)))
 
 
 def resolve_faults(given: Mapping[str, int]) -> Faults:
@@ -181,6 +194,27 @@ def config_differences(sent: Mapping[str, object], answer: Mapping[str, object],
     return out
 
 
+def endpoint_differences(stream: StreamConfig, endpoint: Mapping[str, object]) -> list[str]:
+    """How a link opened from `stream` (a host receiver's endpoint, the simulator's TX
+    endpoint) differs from it in the sizes resolution decided, as far as the endpoint
+    reports them (udp socket_buffer_bytes, shm slots): each as 'transport.key: case X,
+    opened Y'."""
+    t = stream.transport
+    sized = ({"socket_buffer_bytes": t.socket_buffer_bytes} if isinstance(t, UdpTransport)
+             else {"slots": t.slots} if isinstance(t, ShmTransport) else {})
+    return [f"transport.{key}: case {value!r}, opened {endpoint[key]!r}"
+            for key, value in sized.items() if key in endpoint and endpoint[key] != value]
+
+
+def agreed_endpoint(stream: StreamConfig, endpoint: Mapping[str, object], who: str) -> None:
+    """InfrastructureError naming every size in which `who`'s link differs from the case's
+    config (a core built from other sources than this hostlib); the endpoint is only read."""
+    differences = endpoint_differences(stream, endpoint)
+    if differences:
+        raise InfrastructureError(f"{who} opened another link than the case's config (rebuild the native core "
+                                  "with this hostlib): " + "; ".join(differences))
+
+
 def agreed_config(sent: Mapping[str, object], answer: dict[str, Json]) -> dict[str, Json]:
     """The simulator's answer to configure when it runs the config it was sent
     (endpoints aside); InfrastructureError naming every difference otherwise (a
@@ -198,12 +232,14 @@ __all__ = [
     "StreamCase",
     "StreamDefaults",
     "agreed_config",
+    "agreed_endpoint",
     "complete_config",
     "config_differences",
     "default_fifo_frames",
     "default_shm_slots",
     "default_sim_config",
     "default_usb_transfer_bytes",
+    "endpoint_differences",
     "native",
     "resolve_faults",
     "resolve_stream",

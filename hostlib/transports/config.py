@@ -1,9 +1,10 @@
 """The stream config as types: the core's JSON (hilrig/config.hpp `to_json`), field for field.
 
 The loader resolves a case's partial config once through the core (defaults filled
-for the transport and frame size, checked by the core's own parser) and the case
-carries the result as a `StreamConfig`; every later consumer passes `to_json()` on
-unchanged. A test pins the field names to the keys of the core's JSON.
+for the transport and frame size, checked by the core's own parser, the socket buffer
+and ring sized by rate) and the case carries the result as a `StreamConfig`; every
+later consumer passes `to_json()` on unchanged and every stream opens with its values
+as given. A test pins the field names to the keys of the core's JSON.
 """
 from __future__ import annotations
 
@@ -140,7 +141,7 @@ class UdpTransport:
     kind: Literal[TransportKind.UDP] = TransportKind.UDP
     host: str
     port: int                       # 0: the receiver picks one (its endpoint says which)
-    socket_buffer_bytes: int        # at least; the stream grows it to its rate when it opens
+    socket_buffer_bytes: int        # asked of the kernel; resolved: at least 50 ms of the rate
     gso: bool
     gro: bool
     busy_poll: bool
@@ -155,7 +156,7 @@ class UdpTransport:
 class ShmTransport:
     kind: Literal[TransportKind.SHM] = TransportKind.SHM
     path: str                       # empty: the receiver creates the ring
-    slots: int
+    slots: int                      # resolved: at least 50 ms of the rate
 
     def to_json(self) -> TransportJson:
         return {"kind": self.kind.value, "path": self.path, "slots": self.slots}

@@ -65,6 +65,7 @@ json bench_udp(const Args& a) {
   cfg.transport.gso = !a.flag("--no-gso");
   cfg.transport.gro = !a.flag("--no-gro");
   cfg.transport.socket_buffer_bytes = std::uint32_t(a.num("--socket-buffer", 4u << 20));
+  cfg = resolve_stream_config(cfg, "bench udp");  // the socket buffer grown to the rate, as a case's
   RxStream rx(cfg);
   json ep = rx.endpoint();
   StreamConfig tcfg = cfg;
@@ -118,6 +119,7 @@ json bench_shm(const Args& a) {
   StreamConfig cfg = base_config(fb, 1e6);
   cfg.transport.kind = TransportKind::shm;
   cfg.transport.slots = slots;
+  cfg = resolve_stream_config(cfg, "bench shm");
   RxStream rx(cfg);
   std::unique_ptr<ShmRing> prod(ShmRing::open(rx.endpoint()["path"].get<std::string>()));
   std::atomic<bool> stop{false};

@@ -43,22 +43,20 @@ std::uint64_t get_uint(const json& j, const char* key, std::uint64_t lo, std::ui
     bad(where + "." + key, "must be a whole number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
   return u;
 }
+// Sizing by rate (config.hpp, defaults::kSocketBufferSeconds and kRingSeconds).
+std::uint32_t socket_buffer_for_rate(const StreamConfig& c) {
+  const double frames_per_s = c.rate_sps / double(c.samples_per_frame());
+  const double want = frames_per_s * double(c.frame_bytes) * defaults::kSocketBufferSeconds;
+  return want >= double(defaults::kSocketBufferMaxBytes) ? defaults::kSocketBufferMaxBytes : std::uint32_t(want);
+}
+std::uint32_t ring_slots_for_rate(const StreamConfig& c) {
+  const double frames_per_s = c.rate_sps / double(c.samples_per_frame());
+  const std::uint64_t slot_bytes = ShmRing::slot_stride_for(c.frame_bytes) + sizeof(std::uint32_t);  // stride + length
+  const std::uint64_t cap = std::min<std::uint64_t>(std::max<std::uint64_t>(defaults::kRingMaxBytes / slot_bytes, 2),
+                                                    defaults::kRingSlotsAccepted);
+  return std::uint32_t(std::min(std::ceil(frames_per_s * defaults::kRingSeconds), double(cap)));
+}
 }  // namespace
-
-std::uint32_t StreamConfig::socket_buffer_for_rate() const {
-  const double frames_per_s = rate_sps / double(samples_per_frame());
-  const double want = frames_per_s * double(frame_bytes) * kSocketBufferSeconds;
-  std::uint32_t grown = want >= double(kSocketBufferMaxBytes) ? kSocketBufferMaxBytes : std::uint32_t(want);
-  return std::max(transport.socket_buffer_bytes, grown);
-}
-
-std::uint32_t StreamConfig::ring_slots_for_rate() const {
-  const double frames_per_s = rate_sps / double(samples_per_frame());
-  const std::uint64_t slot_bytes = ShmRing::slot_stride_for(frame_bytes) + sizeof(std::uint32_t);  // stride + length
-  const double cap = double(std::max<std::uint64_t>(kRingMaxBytes / slot_bytes, 2));
-  const double want = std::min(std::ceil(frames_per_s * kRingSeconds), cap);
-  return std::max(transport.slots, std::uint32_t(want));
-}
 
 const char* direction_name(Direction d) {
   switch (d) {
@@ -156,7 +154,7 @@ TransportSpec transport_from_json(const json& t, const std::string& where) {
     s.transfers = std::uint32_t(get_uint(t, "transfers", 1, 4096, where));
   } else {
     s.path = get_string(t, "path", where);
-    s.slots = std::uint32_t(get_uint(t, "slots", 2, 1u << 20, where));
+    s.slots = std::uint32_t(get_uint(t, "slots", 2, defaults::kRingSlotsAccepted, where));
   }
   return s;
 }
@@ -173,7 +171,7 @@ TransportSpec transport_at_endpoint(const TransportSpec& base, const json& ep, c
     // The USB link's endpoint is the shared channel (UsbSimBackend reads it); the spec keeps its keys.
   } else {
     s.path = get_string(ep, "path", where);
-    if (ep.contains("slots")) s.slots = std::uint32_t(get_uint(ep, "slots", 2, 1u << 20, where));
+    if (ep.contains("slots")) s.slots = std::uint32_t(get_uint(ep, "slots", 2, defaults::kRingSlotsAccepted, where));
   }
   return s;
 }
@@ -209,6 +207,34 @@ StreamConfig stream_config_from_json(const json& j, const std::string& where) {
   c.crc = get_bool(j, "crc", where);
   c.tx_lead_frames = std::uint32_t(get_uint(j, "tx_lead_frames", 0, 1u << 16, where));
   return c;
+}
+
+StreamConfig resolve_stream_config(const StreamConfig& complete, const std::string& where) {
+  StreamConfig c = stream_config_from_json(to_json(complete), where);
+  TransportSpec& t = c.transport;
+  if (t.kind == TransportKind::udp) t.socket_buffer_bytes = std::max(t.socket_buffer_bytes, socket_buffer_for_rate(c));
+  if (t.kind == TransportKind::shm) t.slots = std::max(t.slots, ring_slots_for_rate(c));
+  return c;
+}
+
+StreamConfig resolve_stream_config(const json& partial, const std::string& where) {
+  if (!partial.is_object()) bad(where, "must be an object");
+  // The transport kind and frame size pick the defaults (ring slots follow the frame size).
+  TransportKind kind = TransportKind::udp;
+  if (partial.contains("transport")) {
+    const json& t = partial["transport"];
+    if (!t.is_object()) bad(where + ".transport", "must be an object like {\"kind\": \"udp\", ...}");
+    if (t.contains("kind")) kind = parse_transport_kind(get_string(t, "kind", where + ".transport"), where + ".transport.kind");
+  }
+  std::uint32_t frame_bytes = defaults::kFrameBytes;
+  if (partial.contains("frame_bytes"))
+    frame_bytes = std::uint32_t(get_uint(partial, "frame_bytes", kFrameHeaderBytes + 1, 1u << 24, where));
+  json j = to_json(default_stream_config(kind, frame_bytes));
+  for (auto it = partial.begin(); it != partial.end(); ++it) {
+    if (it.key() == "transport") j["transport"].update(it.value());
+    else j[it.key()] = it.value();
+  }
+  return resolve_stream_config(stream_config_from_json(j, where), where);
 }
 
 FaultSpec faults_from_json(const json& f, const std::string& where) {

@@ -18,9 +18,20 @@ namespace hilrig {
 namespace defaults {
 inline constexpr std::uint32_t kFrameBytes = 8000;              // whole frame incl. the 48-byte header
 inline constexpr std::uint32_t kUdpMaxFrameBytes = 65507;       // largest IPv4 UDP payload (65535 - 8 - 20)
-inline constexpr std::uint32_t kSocketBufferBytes = 4u << 20;   // SO_RCVBUF/SO_SNDBUF request (grown to the rate)
+inline constexpr std::uint32_t kSocketBufferBytes = 4u << 20;   // SO_RCVBUF/SO_SNDBUF (grown to the rate when resolved)
 inline constexpr std::uint64_t kRingBytes = 8u << 20;           // shm ring: slots = this / frame_bytes ...
 inline constexpr std::uint32_t kRingMinSlots = 16, kRingMaxSlots = 65536;  // ... within these bounds
+inline constexpr std::uint32_t kRingSlotsAccepted = 1u << 20;  // the most slots a config may hold (the parser's bound)
+// Sizing by rate (resolve_stream_config): what holds frames between sender and receiver
+// holds this long of the stream, so a scheduling hiccup of either side loses nothing.
+// The socket buffer at most kSocketBufferMaxBytes (what UHD's docs ask rmem_max to
+// allow). A ring of only ~2 ms couples producer and consumer: after any stall they catch
+// up in lock step, waking each other every batch, and on a VM those wake-ups are slow
+// enough that the backlog never drains; at most kRingMaxBytes of slots.
+inline constexpr double kSocketBufferSeconds = 0.05;
+inline constexpr std::uint32_t kSocketBufferMaxBytes = 32u << 20;
+inline constexpr double kRingSeconds = 0.05;
+inline constexpr std::uint64_t kRingMaxBytes = 256ull << 20;
 // Simulator device FIFO: 128 MiB worth of frames, like the DRAM FIFO of an X310-class
 // radio (~32 ms at 1 GS/s sc16: rides out the ~10 ms stalls of a shared VM, still
 // overflows within a second when the host cannot keep up); at least kFifoMinFrames.
@@ -53,7 +64,7 @@ struct TransportSpec {
   TransportKind kind = TransportKind::udp;
   std::string host = defaults::kHost;
   std::uint16_t port = 0;
-  std::uint32_t socket_buffer_bytes = defaults::kSocketBufferBytes;  // at least; grown to the rate (socket_buffer_for_rate)
+  std::uint32_t socket_buffer_bytes = defaults::kSocketBufferBytes;  // SO_RCVBUF/SO_SNDBUF asked of the kernel
   bool gso = true;        // udp send: UDP_SEGMENT batches when the kernel takes them
   bool gro = true;        // udp receive: UDP_GRO coalesced receives when the kernel takes them
   bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
@@ -82,19 +93,6 @@ struct StreamConfig {
   std::uint32_t samples_per_frame() const { return (frame_bytes - std::uint32_t(kFrameHeaderBytes)) / tick_bytes(); }
   std::uint32_t payload_bytes() const { return samples_per_frame() * tick_bytes(); }
   std::uint32_t words_per_frame() const { return samples_per_frame() * channels; }
-  // Socket buffer for this stream: the configured bytes, grown to hold
-  // kSocketBufferSeconds of the stream at rate_sps (capped at kSocketBufferMaxBytes,
-  // what UHD's docs ask rmem_max to allow), so a scheduling hiccup is absorbed.
-  static constexpr double kSocketBufferSeconds = 0.05;
-  static constexpr std::uint32_t kSocketBufferMaxBytes = 32u << 20;
-  std::uint32_t socket_buffer_for_rate() const;
-  // Slots of a host receive ring: the configured slots, grown to kRingSeconds of the
-  // stream (at most kRingMaxBytes). A ring of only ~2 ms couples producer and consumer:
-  // after any stall they catch up in lock step, waking each other every batch, and
-  // on a VM those wake-ups are slow enough that the backlog never drains (issue 4).
-  static constexpr double kRingSeconds = 0.05;
-  static constexpr std::uint64_t kRingMaxBytes = 256ull << 20;
-  std::uint32_t ring_slots_for_rate() const;
 };
 
 // Seeded faults the simulator injects (docs/architecture.md "Simulator"): on the
@@ -123,6 +121,18 @@ struct SimConfig {
 // depth follow the frame size).
 StreamConfig default_stream_config(TransportKind kind, std::uint32_t frame_bytes = defaults::kFrameBytes);
 SimConfig default_sim_config(TransportKind kind, std::uint32_t frame_bytes = defaults::kFrameBytes);
+
+// The effective config, resolved once where a config enters (the case loader through
+// hostlib._native.resolve_stream_config, the SoapySDR module's stream args, the bench, a
+// test): the defaults for its transport kind and frame size (default_stream_config), the
+// given keys over them (transport key by key), checked by stream_config_from_json, then
+// sized by rate: udp socket_buffer_bytes and shm slots grown to hold kSocketBufferSeconds /
+// kRingSeconds of the stream (never shrunk, so resolving twice changes nothing). Every
+// stream opener (FrameSource, FrameSink, RxStream, TxStream, the simulator) uses a
+// config's sizes as given. Throws std::invalid_argument naming the key.
+StreamConfig resolve_stream_config(const nlohmann::json& partial, const std::string& where = "stream config");
+// The same for a config built in code (every field set): checked, then sized by rate.
+StreamConfig resolve_stream_config(const StreamConfig& complete, const std::string& where = "stream config");
 
 // JSON round trip. to_json writes every key; the parsers require every key (a
 // missing key is an error naming it, never a silent default) and check ranges;

@@ -23,10 +23,10 @@ class TxPacer {
     const auto wanted = std::uint64_t(std::ceil(kLeadSeconds * cfg.rate_sps / cfg.samples_per_frame()));
     return std::clamp<std::uint64_t>(std::min(wanted, link_frames / 2), 4, 65536);
   }
-  // Frames the link holds: a ring's slots, or the socket buffer sized for the rate
-  // (the kernel grants twice the bytes asked for).
+  // Frames the link holds: a ring's slots, or the config's socket buffer (the kernel
+  // grants twice the bytes asked for).
   static std::uint64_t link_frames(const StreamConfig& cfg, std::uint64_t ring_slots) {
-    return ring_slots ? ring_slots : 2 * (cfg.socket_buffer_for_rate() / (kFrameHeaderBytes + cfg.payload_bytes()));
+    return ring_slots ? ring_slots : 2 * (cfg.transport.socket_buffer_bytes / (kFrameHeaderBytes + cfg.payload_bytes()));
   }
 
   // units: frames (TxStream) or samples (writeStream); lead in the same units.

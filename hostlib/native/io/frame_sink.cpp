@@ -20,7 +20,7 @@ FrameSink::FrameSink(const StreamConfig& cfg) : cfg_(cfg) {
     cap_ = ~0u;
     return;
   }
-  sock_ = UdpSocket::connect_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
+  sock_ = UdpSocket::connect_to(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
   max_len_ = cfg_.frame_bytes;
   sender_ = UdpSender(sock_.fd(), max_len_, cfg_.transport.gso);
   // At most ~1 MiB in one batch.

@@ -46,8 +46,9 @@ unsigned send_with_retry(const UdpSocket& sock, unsigned n, std::uint64_t deadli
 
 class FrameSink {
  public:
-  // Sends where cfg.transport says: udp connects to host:port (send buffer sized to the
-  // rate), shm opens transport.path (a ring whose slots must hold frame_bytes).
+  // Sends where cfg.transport says: udp connects to host:port (send buffer of
+  // socket_buffer_bytes, as given), shm opens transport.path (a ring whose slots must
+  // hold frame_bytes).
   // Throws std::runtime_error / std::invalid_argument naming what failed.
   explicit FrameSink(const StreamConfig& cfg);
   FrameSink(const FrameSink&) = delete;

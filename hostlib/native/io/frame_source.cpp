@@ -7,11 +7,11 @@
 
 namespace hilrig {
 
-FrameSource::FrameSource(const StreamConfig& cfg, std::uint32_t ring_slots) : cfg_(cfg) {
+FrameSource::FrameSource(const StreamConfig& cfg) : cfg_(cfg) {
   if (cfg_.transport.kind == TransportKind::usb)
     throw std::invalid_argument("FrameSource: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
   if (cfg_.transport.kind == TransportKind::udp) {
-    sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.socket_buffer_for_rate());
+    sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
     gro_ = gro_wanted() && sock_.enable_gro();
     busy_poll_ = cfg_.transport.busy_poll;
     if (busy_poll_) sock_.enable_busy_poll(50);
@@ -22,7 +22,7 @@ FrameSource::FrameSource(const StreamConfig& cfg, std::uint32_t ring_slots) : cf
     return;
   }
   if (cfg_.transport.path.empty()) {
-    ring_ = ShmRing::create(ring_slots ? ring_slots : cfg_.ring_slots_for_rate(), cfg_.frame_bytes);
+    ring_ = ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes);
   } else {
     ring_ = ShmRing::open(cfg_.transport.path);
   }
@@ -45,7 +45,6 @@ nlohmann::json FrameSource::endpoint() const {
           {"host", cfg_.transport.host},
           {"port", sock_.local_port()},
           {"socket_buffer_bytes", cfg_.transport.socket_buffer_bytes},
-          {"socket_buffer_bytes_sized", cfg_.socket_buffer_for_rate()},  // grown to 50 ms of the rate
           {"socket_buffer_bytes_granted", sock_.granted_rcvbuf()},
           {"gso", cfg_.transport.gso},
           {"gro", gro_}};

@@ -39,11 +39,11 @@ struct FrameView {
 
 class FrameSource {
  public:
-  // Receives as cfg.transport says: udp binds host:port (port 0: any free port) with a
-  // buffer sized to the rate; shm creates a ring of ring_slots (0: sized to the rate)
-  // when transport.path is empty, else opens that ring. Throws std::runtime_error /
-  // std::invalid_argument naming what failed.
-  explicit FrameSource(const StreamConfig& cfg, std::uint32_t ring_slots = 0);
+  // Receives as cfg.transport says, its sizes as given (resolve_stream_config sized them):
+  // udp binds host:port (port 0: any free port) with socket_buffer_bytes; shm creates a
+  // ring of transport.slots when transport.path is empty, else opens that ring. Throws
+  // std::runtime_error / std::invalid_argument naming what failed.
+  explicit FrameSource(const StreamConfig& cfg);
   FrameSource(const FrameSource&) = delete;
   FrameSource& operator=(const FrameSource&) = delete;
 

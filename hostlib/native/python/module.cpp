@@ -26,7 +26,7 @@ namespace {
 using hilrig_py::from_json;
 using hilrig_py::to_json;
 
-// A complete stream config (hostlib.transports fills it from the core's defaults);
+// A complete stream config, its sizes as given (hostlib.transports resolved it once);
 // TxStream's also has "dest", the simulator's endpoint, applied to its transport.
 hilrig::StreamConfig config_from(const py::dict& d, bool tx) {
   json j = to_json(d);
@@ -88,6 +88,12 @@ PYBIND11_MODULE(_native, m) {
     return from_json(hilrig::to_json(hilrig::default_sim_config(kind_of(kind), frame_bytes)));
   }, py::arg("kind") = "udp", py::arg("frame_bytes") = hilrig::defaults::kFrameBytes,
      "default_stream_config plus the simulator's master_clock_hz, fifo_frames and faults.");
+  m.def("resolve_stream_config", [](const py::dict& partial) {
+    return from_json(hilrig::to_json(hilrig::resolve_stream_config(to_json(partial))));
+  }, py::arg("partial"),
+     "The effective stream config of a partial one: the defaults for its transport and frame size, "
+     "checked, udp socket_buffer_bytes and shm slots grown to the rate (docs/architecture.md \"Stream config\"); "
+     "ValueError naming a bad key. RxStream/TxStream and the simulator use a config's sizes as given.");
   m.def("check_stream_config", [](const py::dict& d) {
     return from_json(hilrig::to_json(hilrig::stream_config_from_json(to_json(d))));
   }, py::arg("config"), "The config as the core reads it (to_json(from_json(config))); ValueError naming a bad key.");

@@ -73,9 +73,7 @@ json SimDevice::configure(const json& req) {
   const bool both = cfg.direction == Direction::rx_tx;  // independent RX and TX links at once
   if (cfg.direction == Direction::rx || cfg.direction == Direction::loopback || both) {
     if (t.kind == TransportKind::udp) {
-      StreamConfig sized = cfg;
-      sized.transport = t;
-      rx_sock = UdpSocket::connect_to(t.host, t.port, sized.socket_buffer_for_rate());
+      rx_sock = UdpSocket::connect_to(t.host, t.port, t.socket_buffer_bytes);
     } else {
       if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
       rx_ring = ShmRing::open(t.path);
@@ -90,7 +88,7 @@ json SimDevice::configure(const json& req) {
     if (!(cfg.direction == Direction::tx || has_rx_dest)) listen.transport.port = 0;
     listen.transport.path.clear();         // the simulator creates the ring the host sends into
     listen.transport.busy_poll = false;    // the device's consumer sleeps between batches
-    tx_in = std::make_unique<FrameSource>(listen, tl.slots);
+    tx_in = std::make_unique<FrameSource>(listen);
     const json e = tx_in->endpoint();
     if (tl.kind == TransportKind::udp)
       endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", e["port"]}, {"socket_buffer_bytes", tl.socket_buffer_bytes},

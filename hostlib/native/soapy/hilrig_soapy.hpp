@@ -54,7 +54,9 @@ struct Stream {
   int direction = SOAPY_SDR_RX;
   std::string format;  // CS16, CS8, CF32 (host side)
   std::vector<std::size_t> channels;
-  hilrig::SimConfig sim;  // the stream config (sim.stream) and the simulator's settings
+  // The stream config (sim.stream) and the simulator's settings as the stream args ask;
+  // resolved (resolve_stream_config) where the receiver and the simulator's link open.
+  hilrig::SimConfig sim;
   const hilrig::StreamConfig& cfg() const { return sim.stream; }
   bool active = false;
   // RX: the core's frame source (UDP or a ring this module creates), one frame held at a time

@@ -62,8 +62,8 @@ SoapySDR::Stream* HilrigDevice::setupStream(const int direction, const std::stri
     if (other->direction == direction) throw std::runtime_error("hilrig: one stream per direction");
   if (direction == SOAPY_SDR_RX) {
     // The receiver exists before the simulator is configured, so it knows where to send:
-    // a UDP port of its own, or a ring created here.
-    hilrig::StreamConfig rx = c;
+    // a UDP port of its own, or a ring created here, sized for the rate set now.
+    hilrig::StreamConfig rx = hilrig::resolve_stream_config(c, "stream args");
     rx.transport.port = 0;
     rx.transport.path.clear();
     s->src = std::make_unique<hilrig::FrameSource>(rx);
@@ -91,9 +91,13 @@ int HilrigDevice::activateStream(SoapySDR::Stream* handle, const int, const long
   if (s->active) return 0;
   s->sim.stream.rate_sps = rate_sps_;
   s->sim.master_clock_hz = master_clock_hz_;
-  json req = hilrig::to_json(s->sim);
-  if (s->direction == SOAPY_SDR_RX) req["rx_dest"] = s->src->endpoint();
   try {
+    // s->sim is what the stream args asked; the simulator and the sender run it resolved
+    // at the rate set now.
+    hilrig::SimConfig run = s->sim;
+    run.stream = hilrig::resolve_stream_config(s->sim.stream, "stream args");
+    json req = hilrig::to_json(run);
+    if (s->direction == SOAPY_SDR_RX) req["rx_dest"] = s->src->endpoint();
     req["cmd"] = "configure";
     json answer = sim_->request(req);
     {
@@ -101,11 +105,11 @@ int HilrigDevice::activateStream(SoapySDR::Stream* handle, const int, const long
       effective_config_ = answer.value("config", json::object());
     }
     if (s->direction == SOAPY_SDR_TX) {
-      const hilrig::StreamConfig& c = s->cfg();
+      const hilrig::StreamConfig& c = run.stream;
       const hilrig::TransportSpec dest = hilrig::transport_at_endpoint(c.transport, answer.at("endpoint"), "endpoint");
-      hilrig::StreamConfig sized = c;
-      sized.transport = dest;
-      s->sink = std::make_unique<hilrig::FrameSink>(sized);
+      hilrig::StreamConfig towards = c;
+      towards.transport = dest;
+      s->sink = std::make_unique<hilrig::FrameSink>(towards);
       const hilrig::ShmRing* ring = s->sink->ring();
       const std::uint64_t lead_frames =
           hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, ring ? ring->slot_count() : 0));

@@ -143,3 +143,55 @@ TEST(Config, StreamArgsMapOntoTheConfigAndRefuseWhatIsNotThere) {
     EXPECT_TRUE(u.contains(json::json_pointer(a.pointer)) || s.contains(json::json_pointer(a.pointer))) << a.key;
   }
 }
+
+TEST(Config, ResolveFillsTheDefaultsOfTheTransportAndFrameSize) {
+  const hilrig::StreamConfig plain = hilrig::resolve_stream_config(json::object());
+  EXPECT_EQ(hilrig::to_json(plain), hilrig::to_json(hilrig::default_stream_config(hilrig::TransportKind::udp)));
+  const hilrig::StreamConfig shm = hilrig::resolve_stream_config(
+      json{{"rate_sps", 1e6}, {"frame_bytes", 2000}, {"transport", {{"kind", "shm"}}}, {"crc", true}});
+  EXPECT_EQ(shm.transport.slots, hilrig::defaults::ring_slots(2000));  // slots follow the frame size
+  EXPECT_TRUE(shm.crc);
+  // Given transport keys go over the defaults one by one.
+  const hilrig::StreamConfig udp = hilrig::resolve_stream_config(json{{"transport", {{"kind", "udp"}, {"gso", false}}}});
+  EXPECT_FALSE(udp.transport.gso);
+  EXPECT_TRUE(udp.transport.gro);
+  EXPECT_EQ(udp.transport.host, hilrig::defaults::kHost);
+}
+
+TEST(Config, ResolveGrowsTheSocketBufferAndRingToTheRateOnce) {
+  namespace d = hilrig::defaults;
+  auto udp_at = [](double rate) {
+    return hilrig::resolve_stream_config(json{{"rate_sps", rate}, {"transport", {{"kind", "udp"}}}}).transport.socket_buffer_bytes;
+  };
+  EXPECT_EQ(udp_at(1e6), d::kSocketBufferBytes);  // the floor: 50 ms of 4 MB/s is less
+  // 100 MS/s of 1988-sample frames: 50 ms is 2515.09 frames of 8000 bytes.
+  EXPECT_EQ(udp_at(100e6), std::uint32_t(100e6 / 1988 * 8000 * 0.05));
+  EXPECT_EQ(udp_at(1e9), d::kSocketBufferMaxBytes);
+  auto shm_at = [](double rate, std::uint32_t frame_bytes) {
+    return hilrig::resolve_stream_config(
+        json{{"rate_sps", rate}, {"frame_bytes", frame_bytes}, {"transport", {{"kind", "shm"}, {"slots", 64}}}}).transport.slots;
+  };
+  EXPECT_EQ(shm_at(1e6, 65584), 64u);     // the given slots are the floor
+  EXPECT_EQ(shm_at(1e9, 65584), 3052u);   // ceil(50 ms of 1e9 / 16384 frames/s)
+  EXPECT_EQ(shm_at(1e12, 64), d::kRingSlotsAccepted);  // never more than a config may hold
+  // Resolving the effective config again changes nothing; a resolved config passes the parser.
+  for (const json& partial : {json{{"rate_sps", 3e8}, {"transport", {{"kind", "udp"}}}},
+                              json{{"rate_sps", 3e8}, {"transport", {{"kind", "shm"}}}},
+                              json{{"rate_sps", 1e12}, {"frame_bytes", 64}, {"transport", {{"kind", "shm"}}}}}) {
+    const hilrig::StreamConfig once = hilrig::resolve_stream_config(partial);
+    EXPECT_EQ(hilrig::to_json(hilrig::resolve_stream_config(once)), hilrig::to_json(once)) << partial;
+    EXPECT_EQ(hilrig::to_json(hilrig::stream_config_from_json(hilrig::to_json(once))), hilrig::to_json(once)) << partial;
+  }
+}
+
+TEST(Config, ResolveNamesTheKeyItRefuses) {
+  auto err = [](const json& partial) { return error_of([&] { hilrig::resolve_stream_config(partial); }); };
+  EXPECT_NE(err(json{{"rate_sps", -1}}).find("stream config.rate_sps: must be > 0"), std::string::npos);
+  EXPECT_NE(err(json{{"transport", {{"kind", "tcp"}}}}).find("stream config.transport.kind"), std::string::npos);
+  EXPECT_NE(err(json{{"frame_bytes", 40}}).find("stream config.frame_bytes"), std::string::npos);
+  EXPECT_NE(err(json{{"transport", {{"kind", "shm"}, {"slots", 1}}}}).find("transport.slots"), std::string::npos);
+  EXPECT_NE(err(json::array()).find("must be an object"), std::string::npos);
+  hilrig::StreamConfig bad;
+  bad.channels = 0;  // a config built in code is checked too
+  EXPECT_NE(error_of([&] { hilrig::resolve_stream_config(bad); }).find("channels"), std::string::npos);
+}

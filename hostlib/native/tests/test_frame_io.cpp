@@ -16,12 +16,13 @@
 
 namespace {
 
+// A test's entry point resolves its config, as the loader does a case's.
 hilrig::StreamConfig stream(hilrig::TransportKind kind, std::uint32_t frame_bytes) {
   hilrig::StreamConfig c = hilrig::default_stream_config(kind, frame_bytes);
   c.transport.host = "127.0.0.1";
   c.transport.port = 0;
   c.transport.slots = 64;
-  return c;
+  return hilrig::resolve_stream_config(c, "test");
 }
 
 // The sink's config: the source's endpoint as its destination.
@@ -113,8 +114,9 @@ TEST(FrameSource, NothingSentIsATimeoutNotAFrame) {
 }
 
 TEST(FrameSink, AFullRingIsNoRoomUntilTheSourceReleases) {
-  const hilrig::StreamConfig c = stream(hilrig::TransportKind::shm, 256);
-  hilrig::FrameSource src(c, 4);
+  hilrig::StreamConfig c = stream(hilrig::TransportKind::shm, 256);
+  c.transport.slots = 4;  // the opener takes the config's slots as given
+  hilrig::FrameSource src(c);
   hilrig::FrameSink sink(towards(c, src));
   ASSERT_EQ(send(sink, c, 0, 4), 4u);
   EXPECT_EQ(sink.acquire(0), nullptr);
@@ -142,3 +144,19 @@ TEST(FrameSink, RingSlotsSmallerThanTheFrameAreRefusedByName) {
 }
 
 }  // namespace
+
+// Sizing happens once, when the config is resolved; the opened stream has exactly the
+// resolved sizes: the socket buffer and ring a stream opened before, from the request.
+TEST(FrameSource, OpensWithTheResolvedSizes) {
+  const hilrig::StreamConfig fast_udp = hilrig::resolve_stream_config(
+      nlohmann::json{{"rate_sps", 1e9}, {"frame_bytes", 8000}, {"transport", {{"kind", "udp"}, {"port", 0}}}});
+  EXPECT_EQ(fast_udp.transport.socket_buffer_bytes, hilrig::defaults::kSocketBufferMaxBytes);  // 50 ms of 4 GB/s, capped
+  hilrig::FrameSource udp(fast_udp);
+  EXPECT_EQ(udp.endpoint()["socket_buffer_bytes"], hilrig::defaults::kSocketBufferMaxBytes);
+  const hilrig::StreamConfig fast_shm = hilrig::resolve_stream_config(
+      nlohmann::json{{"rate_sps", 1e9}, {"frame_bytes", 65584}, {"transport", {{"kind", "shm"}, {"slots", 64}}}});
+  EXPECT_EQ(fast_shm.transport.slots, 3052u);  // ceil(50 ms of 1e9 / 16384 frames/s)
+  hilrig::FrameSource shm(fast_shm);
+  EXPECT_EQ(shm.endpoint()["slots"], 3052u);
+  EXPECT_EQ(shm.ring()->slot_count(), 3052u);
+}

@@ -61,7 +61,7 @@ class Streams : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Streams, RxFaultsCountExactlyWhileStatsAreRead) {
   const json cfg = stream("rx", GetParam());
-  hilrig::RxStream rx(hilrig::parse_stream_config(cfg));
+  hilrig::RxStream rx(hilrig::resolve_stream_config(cfg));
   hilrig::SimDevice sim;
   json req = cfg;
   req["rx_dest"] = rx.endpoint();  // where the simulator sends RX frames
@@ -106,7 +106,7 @@ TEST_P(Streams, TxArrivesWholeWhileStatsAreRead) {
   req["master_clock_hz"] = 100e6;
   req["fifo_frames"] = 64;
   const json endpoint = sim.configure(req);
-  hilrig::StreamConfig host = hilrig::parse_stream_config(cfg);
+  hilrig::StreamConfig host = hilrig::resolve_stream_config(cfg);
   host.transport = hilrig::transport_at_endpoint(host.transport, endpoint, "endpoint");
   hilrig::TxStream tx(host);
   sim.start();

@@ -26,8 +26,9 @@ namespace hilrig {
  * transport "shm": address "" creates a ring here (the sender opens it), else the
  * /proc/<pid>/fd/<n> path of a ring to open. endpoint() is the JSON the sender is
  * given (the simulator's configure "dest"). frame_bytes: the largest frame
- * (0: the core's default); ring_slots and socket_buffer_bytes (0: the core's defaults,
- * grown for the stream's rate_sps as RxStream grows them, when rate_sps > 0).
+ * (0: the core's default); ring_slots and socket_buffer_bytes (0: the core's defaults),
+ * grown to ~50 ms of the stream's rate_sps when it is > 0 (the core's resolve_stream_config,
+ * as a case's config is resolved).
  *
  * Every frame goes through the core's RxChecker, so stats_json() holds the same
  * counters, under the same names, as the rig's RxStream (frames_received,
