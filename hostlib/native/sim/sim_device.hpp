@@ -61,11 +61,11 @@ class SimDevice {
   FaultPlan plan_;
   // RX path
   UdpSocket rx_sock_;
-  std::unique_ptr<ShmRing> rx_ring_;
+  std::unique_ptr<ShmProducer> rx_ring_;
   // TX path (host -> sim)
   std::unique_ptr<FrameSource> tx_in_;
   // USB link (either direction): the channel the host's UsbEngine submits transfers into
-  std::unique_ptr<UsbSimChannel> usb_;
+  std::unique_ptr<UsbSimDeviceEnd> usb_;
 
   std::thread thread_;
   std::thread tx_thread_;                   // rx+tx: the TX side runs beside the RX side (thread_)
