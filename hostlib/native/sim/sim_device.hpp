@@ -53,6 +53,8 @@ class SimDevice {
   void run_tx();  // tx, loopback, and the TX side of rx+tx
   template <class Link>
   void run_rtl(Link* rx);  // the RTL core, every direction (rx: the RX link, nullptr for tx)
+  template <class Link>
+  class RtlRun;  // run_rtl's steps (sim_rtl.cpp)
   void check_rtl_stream(const SimConfig& sc) const;
   void reset_counters();
 
