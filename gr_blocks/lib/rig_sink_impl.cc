@@ -106,9 +106,8 @@ rig_sink_impl::rig_sink_impl(const std::string& format,
     }
     // TxStream's flow control: the rate clock with the core's lead (samples here).
     if (rate_sps > 0) {
-        const uint64_t ring_slots = d_sink->ring() ? d_sink->ring()->slot_count() : 0;
         const uint64_t lead_frames = ::hilrig::TxPacer::lead_frames(
-            d_cfg, ::hilrig::TxPacer::link_frames(d_cfg, ring_slots));
+            d_cfg, ::hilrig::TxPacer::link_frames(d_cfg, d_sink->ring_slots()));
         d_pacer = std::make_unique<::hilrig::TxPacer>(rate_sps, lead_frames * d_ticks_per_frame);
     }
 }

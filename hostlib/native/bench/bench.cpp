@@ -121,7 +121,7 @@ json bench_shm(const Args& a) {
   cfg.transport.slots = slots;
   cfg = resolve_stream_config(cfg, "bench shm");
   RxStream rx(cfg);
-  std::unique_ptr<ShmRing> prod(ShmRing::open(rx.endpoint()["path"].get<std::string>()));
+  ShmProducer prod(ShmRing::open(rx.endpoint()["path"].get<std::string>()));
   std::atomic<bool> stop{false};
   std::uint64_t produced = 0;
   const PatternFramer framer(cfg);
@@ -134,23 +134,23 @@ json bench_shm(const Args& a) {
     std::uint64_t seq = 0;
     unsigned pending = 0;
     while (!stop.load(std::memory_order_relaxed)) {
-      std::uint8_t* slot = prod->acquire();
-      if (!slot) slot = prod->acquire_wait(10'000'000);  // flushes first
+      std::uint8_t* slot = prod.acquire();
+      if (!slot) slot = prod.acquire_wait(10'000'000);  // flushes first
       if (!slot) continue;
       framer.build(seq++, 0, slot);
       finish_frame(slot, false, 0);
-      prod->publish_deferred(len);
+      prod.publish_deferred(len);
       if (++pending == kPublishBatch) {
-        prod->flush_published();
+        prod.flush_published();
         pending = 0;
       }
     }
-    std::uint8_t* slot = prod->acquire_wait(1'000'000'000);
+    std::uint8_t* slot = prod.acquire_wait(1'000'000'000);
     if (slot) {
       framer.build(seq++, kFlagEOB, slot);
-      prod->publish_deferred(len);
+      prod.publish_deferred(len);
     }
-    prod->flush_published();
+    prod.flush_published();
     produced = seq;
   });
   sleep_for_ns(std::uint64_t(seconds * 1e9));

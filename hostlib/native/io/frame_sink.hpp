@@ -56,7 +56,8 @@ class FrameSink {
 
   TransportKind kind() const { return ring_ ? TransportKind::shm : TransportKind::udp; }
   UdpSocket& socket() { return sock_; }
-  ShmRing* ring() { return ring_.get(); }
+  // Slots of the ring frames go into (0 over UDP): how many frames the link holds.
+  std::uint32_t ring_slots() const { return ring_ ? ring_->ring().slot_count() : 0; }
   std::uint32_t max_frame_bytes() const { return max_len_; }
   // Frames one flush carries (UDP: the batch buffer; a ring takes any number).
   unsigned batch_capacity() const { return cap_; }
@@ -79,7 +80,7 @@ class FrameSink {
   StreamConfig cfg_;
   UdpSocket sock_;
   UdpSender sender_;
-  std::unique_ptr<ShmRing> ring_;
+  std::unique_ptr<ShmProducer> ring_;
   std::uint32_t max_len_ = 0;
   unsigned cap_ = 0, n_ = 0;
   bool equal_ = true;  // every committed UDP frame is max_len_ long (one GSO batch)

@@ -22,9 +22,9 @@ FrameSource::FrameSource(const StreamConfig& cfg) : cfg_(cfg) {
     return;
   }
   if (cfg_.transport.path.empty()) {
-    ring_ = ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes);
+    ring_ = std::make_unique<ShmConsumer>(ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes));
   } else {
-    ring_ = ShmRing::open(cfg_.transport.path);
+    ring_ = std::make_unique<ShmConsumer>(ShmRing::open(cfg_.transport.path));
   }
   max_len_ = ring_->slot_bytes();
 }
@@ -40,7 +40,7 @@ std::vector<std::string> FrameSource::warnings() const {
 }
 
 nlohmann::json FrameSource::endpoint() const {
-  if (ring_) return {{"kind", "shm"}, {"path", ring_->path()}, {"slots", ring_->slot_count()}};
+  if (ring_) return {{"kind", "shm"}, {"path", ring_->ring().path()}, {"slots", ring_->ring().slot_count()}};
   return {{"kind", "udp"},
           {"host", cfg_.transport.host},
           {"port", sock_.local_port()},

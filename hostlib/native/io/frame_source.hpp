@@ -52,7 +52,6 @@ class FrameSource {
   // "gro"} or {"kind": "shm", "path", "slots"}.
   nlohmann::json endpoint() const;
   std::uint16_t port() const { return sock_.local_port(); }
-  const ShmRing* ring() const { return ring_.get(); }
   // Problems found while setting up (a socket buffer capped by rmem_max, GRO refused).
   std::vector<std::string> warnings() const;
 
@@ -113,7 +112,7 @@ class FrameSource {
   UdpSocket sock_;
   bool gro_ = false, busy_poll_ = false;
   std::unique_ptr<UdpRecvBatch> batch_;
-  std::unique_ptr<ShmRing> ring_;
+  std::unique_ptr<ShmConsumer> ring_;
   std::uint32_t max_len_ = 0;  // a longer datagram or slot is malformed
   // The batch being taken: UDP message msg_ of msgs_, offset off_ in it, its datagram
   // size seg_ (GRO); ring: slots taken_ of at most kRingBatch.

@@ -73,15 +73,49 @@ auto spin(F&& try_once) -> decltype(try_once()) {
     if ((i & 7) == 7 && now_ns() >= until) return nullptr;
   }
 }
+
+// Makes one side's new index visible and wakes the other side if it sleeps on it. All
+// seq_cst (a release store plus a full fence on x86): the slot bytes written or read
+// before are done for whoever acquires the index, and the stores are ordered before the
+// load of the peer's waiting flag (the Dekker pair with wait_for_peer; see
+// docs/performance.md).
+void store_index(std::atomic<std::uint64_t>& index, std::atomic<std::uint32_t>& futex_word,
+                 const std::atomic<std::uint32_t>& peer_waiting, std::uint64_t value) {
+  index.store(value, std::memory_order_seq_cst);
+  futex_word.store(std::uint32_t(value), std::memory_order_seq_cst);
+  if (peer_waiting.load(std::memory_order_seq_cst)) futex_wake(&futex_word);
+}
+
+// Waits up to timeout_ns for try_once() to give a slot or frame: polls briefly, then
+// announces the wait in `waiting`, re-reads the peer's index (reread) and sleeps on the
+// peer's futex word.
+template <class TryOnce, class Reread>
+auto wait_for_peer(TryOnce&& try_once, Reread&& reread, std::atomic<std::uint32_t>& peer_futex,
+                   std::atomic<std::uint32_t>& waiting, std::uint64_t timeout_ns) -> decltype(try_once()) {
+  if (auto p = spin(try_once)) return p;
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    const std::uint32_t seen = peer_futex.load(std::memory_order_seq_cst);
+    waiting.store(1, std::memory_order_seq_cst);
+    reread();  // after announcing the wait
+    if (auto p = try_once()) {
+      waiting.store(0, std::memory_order_relaxed);
+      return p;
+    }
+    const std::uint64_t now = now_ns();
+    if (now >= deadline) {
+      waiting.store(0, std::memory_order_relaxed);
+      return nullptr;
+    }
+    // Bounded wait: a wake lost to a dead peer costs at most 10 ms.
+    futex_wait(&peer_futex, seen, std::min<std::uint64_t>(deadline - now, 10'000'000));
+  }
+}
 }  // namespace
 
-ShmRing::~ShmRing() { close(); }
-
-void ShmRing::close() {
+ShmRing::~ShmRing() {
   if (base_) munmap(base_, map_bytes_);
-  base_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
 }
 
 void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes) {
@@ -93,36 +127,38 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
   // MAP_POPULATE: every page is allocated and mapped now, at set-up, on both sides.
   // Without it the first lap through the ring takes a page fault per 4 KiB (two on a
   // VM: guest and host), which at 4 GB/s puts the producer tens of ms behind at start
-  // (issue 4, docs/performance.md "Simulator at 1 GS/s").
+  // (docs/performance.md "Simulator at 1 GS/s").
   base_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (base_ == MAP_FAILED) {
     base_ = nullptr;
     throw std::runtime_error(std::string("shm ring: mmap failed: ") + std::strerror(errno));
   }
   fd_ = fd;
+  auto* h = static_cast<Header*>(base_);
   if (init) {
-    auto* h = new (base_) Header{};
+    h = new (base_) Header{};
     h->magic = kMagic;
     h->version = kLayoutVersion;
     h->slot_count = slot_count;
     h->slot_stride = stride;
     h->slot_bytes = slot_bytes;
   }
-  lengths_ = reinterpret_cast<std::uint32_t*>(static_cast<std::uint8_t*>(base_) + kHeaderBytes);
-  slots_ = static_cast<std::uint8_t*>(base_) + kHeaderBytes + slot_stride_for(std::size_t(slot_count) * sizeof(std::uint32_t));
-  count_ = hdr()->slot_count;
-  stride_ = hdr()->slot_stride;
-  prefetch_slots_ = std::clamp<std::uint32_t>(kPrefetchAheadBytes / stride_, 1, count_ - 1);
+  layout_.header = h;
+  layout_.lengths = reinterpret_cast<std::uint32_t*>(static_cast<std::uint8_t*>(base_) + kHeaderBytes);
+  layout_.slots = static_cast<std::uint8_t*>(base_) + kHeaderBytes + lengths_bytes;
+  layout_.count = h->slot_count;
+  layout_.stride = h->slot_stride;
+  layout_.prefetch_slots = std::clamp<std::uint32_t>(Layout::kPrefetchAheadBytes / layout_.stride, 1, layout_.count - 1);
 }
 
-std::unique_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
+std::shared_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
   if (slot_count < 2) throw std::invalid_argument("shm ring: slot_count must be >= 2");
   if (slot_bytes < 48) throw std::invalid_argument("shm ring: slot_bytes must hold at least a 48-byte frame header");
   // No MFD_CLOEXEC: a child process may inherit it; others open /proc/<pid>/fd/<n>.
   int fd = memfd_create("hilrig-ring", 0);
   if (fd < 0) throw std::runtime_error(std::string("shm ring: memfd_create failed: ") + std::strerror(errno));
   fchmod(fd, 0600);
-  std::unique_ptr<ShmRing> r(new ShmRing());
+  std::shared_ptr<ShmRing> r(new ShmRing());
   try {
     r->map(fd, true, slot_count, slot_bytes);
   } catch (...) {
@@ -133,7 +169,7 @@ std::unique_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t
   return r;
 }
 
-std::unique_ptr<ShmRing> ShmRing::open(const std::string& path) {
+std::shared_ptr<ShmRing> ShmRing::open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("shm ring: cannot open '" + path + "': " + std::strerror(errno));
   Header probe;
@@ -141,7 +177,7 @@ std::unique_ptr<ShmRing> ShmRing::open(const std::string& path) {
     ::close(fd);
     throw std::runtime_error("shm ring: '" + path + "' is not a hilrig ring of this layout (magic or version differ)");
   }
-  std::unique_ptr<ShmRing> r(new ShmRing());
+  std::shared_ptr<ShmRing> r(new ShmRing());
   try {
     r->map(fd, false, probe.slot_count, probe.slot_bytes);
   } catch (...) {
@@ -149,148 +185,119 @@ std::unique_ptr<ShmRing> ShmRing::open(const std::string& path) {
     throw;
   }
   r->path_ = path;
-  r->local_head_ = r->cached_head_ = r->published_head_ = r->hdr()->head.load(std::memory_order_acquire);
-  r->local_tail_ = r->cached_tail_ = r->released_tail_ = r->hdr()->tail.load(std::memory_order_acquire);
-  r->head_pos_ = std::uint32_t(r->local_head_ % r->count_);
-  r->tail_pos_ = std::uint32_t(r->local_tail_ % r->count_);
   return r;
 }
 
-std::uint32_t ShmRing::slot_count() const { return hdr()->slot_count; }
-std::uint32_t ShmRing::slot_bytes() const { return hdr()->slot_bytes; }
+std::uint32_t ShmRing::slot_bytes() const { return header()->slot_bytes; }
 
-std::uint8_t* ShmRing::acquire() {
-  if (local_head_ - cached_tail_ >= count_) {
-    cached_tail_ = hdr()->tail.load(std::memory_order_acquire);
-    if (local_head_ - cached_tail_ >= count_) return nullptr;
-  }
-  std::uint8_t* s = slot_at(head_pos_);
-  if (local_head_ + prefetch_slots_ - cached_tail_ < count_) {
-    // The slot prefetch_slots_ ahead is free already: ask for its first lines for
-    // writing now, so their ownership has moved to this core when the framer gets
-    // there (a 256-byte frame is otherwise one cross-core miss per line).
-    std::uint32_t ahead = head_pos_ + prefetch_slots_;
-    if (ahead >= count_) ahead -= count_;
-    const std::uint8_t* p = slot_at(ahead);
-    for (unsigned off = 0; off < kPrefetchLineBytes && off < stride_; off += 64) __builtin_prefetch(p + off, 1);
-  }
-  return s;
+// ---- the ends
+
+ShmRingEnd::ShmRingEnd(std::shared_ptr<ShmRing> ring, Kind kind) : ring_(std::move(ring)), kind_(kind) {
+  const char* name = kind == Kind::producer ? "producer" : "consumer";
+  if (!ring_) throw std::invalid_argument(std::string("shm ring: a ") + name + " needs a ring");
+  if (claim().exchange(true)) throw std::logic_error(std::string("shm ring: this mapping has a ") + name + " already");
+  lay_ = ring_->layout_;
 }
 
-std::uint32_t ShmRing::free_slots() {
-  cached_tail_ = hdr()->tail.load(std::memory_order_acquire);
-  return std::uint32_t(count_ - (local_head_ - cached_tail_));
+ShmRingEnd::~ShmRingEnd() { claim().store(false); }
+
+std::atomic<bool>& ShmRingEnd::claim() const { return kind_ == Kind::producer ? ring_->has_producer_ : ring_->has_consumer_; }
+
+ShmProducer::ShmProducer(std::shared_ptr<ShmRing> ring) : ShmRingEnd(std::move(ring), Kind::producer) {
+  // Opened by path, the ring may be in use already: carry on from where it stands.
+  local_head_ = published_head_ = lay_.header->head.load(std::memory_order_acquire);
+  cached_tail_ = lay_.header->tail.load(std::memory_order_acquire);
+  head_pos_ = std::uint32_t(local_head_ % lay_.count);
 }
 
-void ShmRing::publish_deferred(std::uint32_t len) {
-  lengths_[head_pos_] = len;  // published by the head store (release) in flush_published
+std::uint8_t* ShmProducer::acquire() {
+  const std::uint32_t count = lay_.count;
+  if (local_head_ - cached_tail_ >= count) {
+    cached_tail_ = lay_.header->tail.load(std::memory_order_acquire);
+    if (local_head_ - cached_tail_ >= count) return nullptr;
+  }
+  // The slot prefetch_slots ahead is free already: ask for its first lines for
+  // writing now, so their ownership has moved to this core when the framer gets
+  // there (a 256-byte frame is otherwise one cross-core miss per line).
+  if (local_head_ + lay_.prefetch_slots - cached_tail_ < count) lay_.prefetch_ahead_of<true>(head_pos_);
+  return lay_.slot_at(head_pos_);
+}
+
+std::uint32_t ShmProducer::free_slots() {
+  cached_tail_ = lay_.header->tail.load(std::memory_order_acquire);
+  return std::uint32_t(lay_.count - (local_head_ - cached_tail_));
+}
+
+void ShmProducer::publish_deferred(std::uint32_t len) {
+  lay_.lengths[head_pos_] = len;  // published by the head store in flush_published
   ++local_head_;
-  head_pos_ = next_pos(head_pos_);
+  head_pos_ = lay_.next_pos(head_pos_);
 }
 
-void ShmRing::flush_published() {
+void ShmProducer::flush_published() {
   if (published_head_ == local_head_) return;
-  Header* h = hdr();
   published_head_ = local_head_;
-  // seq_cst (a release store plus a full fence on x86): the slot bytes written before
-  // are visible to whoever acquires head, and the store is ordered before the load of
-  // consumer_waiting below (the Dekker pair with peek_wait; see docs/performance.md).
-  h->head.store(local_head_, std::memory_order_seq_cst);
-  h->head_futex.store(std::uint32_t(local_head_), std::memory_order_seq_cst);
-  if (h->consumer_waiting.load(std::memory_order_seq_cst)) futex_wake(&h->head_futex);
+  ShmRing::Header* h = lay_.header;
+  store_index(h->head, h->head_futex, h->consumer_waiting, local_head_);
 }
 
-void ShmRing::publish(std::uint32_t len) {
+void ShmProducer::publish(std::uint32_t len) {
   publish_deferred(len);
   flush_published();
 }
 
-std::uint8_t* ShmRing::acquire_wait(std::uint64_t timeout_ns) {
+std::uint8_t* ShmProducer::acquire_wait(std::uint64_t timeout_ns) {
   if (auto* p = acquire()) return p;
   flush_published();  // the consumer may be waiting for exactly these slots
-  if (auto* p = spin([&] { return acquire(); })) return p;
-  Header* h = hdr();
-  const std::uint64_t deadline = now_ns() + timeout_ns;
-  for (;;) {
-    std::uint32_t seen = h->tail_futex.load(std::memory_order_seq_cst);
-    h->producer_waiting.store(1, std::memory_order_seq_cst);
-    cached_tail_ = h->tail.load(std::memory_order_seq_cst);  // re-read after announcing the wait
-    if (auto* p = acquire()) {
-      h->producer_waiting.store(0, std::memory_order_relaxed);
-      return p;
-    }
-    std::uint64_t now = now_ns();
-    if (now >= deadline) {
-      h->producer_waiting.store(0, std::memory_order_relaxed);
-      return nullptr;
-    }
-    futex_wait(&h->tail_futex, seen, std::min<std::uint64_t>(deadline - now, 10'000'000));
-  }
+  ShmRing::Header* h = lay_.header;
+  return wait_for_peer([this] { return acquire(); }, [this, h] { cached_tail_ = h->tail.load(std::memory_order_seq_cst); },
+                       h->tail_futex, h->producer_waiting, timeout_ns);
 }
 
-const std::uint8_t* ShmRing::peek(std::uint32_t* len) {
-  Header* h = hdr();
+ShmConsumer::ShmConsumer(std::shared_ptr<ShmRing> ring) : ShmRingEnd(std::move(ring), Kind::consumer) {
+  local_tail_ = released_tail_ = lay_.header->tail.load(std::memory_order_acquire);
+  cached_head_ = lay_.header->head.load(std::memory_order_acquire);
+  tail_pos_ = std::uint32_t(local_tail_ % lay_.count);
+}
+
+const std::uint8_t* ShmConsumer::peek(std::uint32_t* len) {
   if (local_tail_ == cached_head_) {
-    cached_head_ = h->head.load(std::memory_order_acquire);
+    cached_head_ = lay_.header->head.load(std::memory_order_acquire);
     if (local_tail_ == cached_head_) return nullptr;
   }
-  const std::uint8_t* s = slot_at(tail_pos_);
-  if (local_tail_ + prefetch_slots_ < cached_head_) {
-    // The slot prefetch_slots_ ahead is published already: start pulling its first
-    // lines from the producer's core while this one is checked, far enough ahead to
-    // cover a cross-core transfer (never touch an unpublished slot: that would steal
-    // lines the producer is still writing).
-    std::uint32_t ahead = tail_pos_ + prefetch_slots_;
-    if (ahead >= count_) ahead -= count_;
-    const std::uint8_t* p = slot_at(ahead);
-    for (unsigned off = 0; off < kPrefetchLineBytes && off < stride_; off += 64) __builtin_prefetch(p + off);
-  }
-  *len = lengths_[tail_pos_];
-  return s;
+  // The slot prefetch_slots ahead is published already: start pulling its first
+  // lines from the producer's core while this one is checked, far enough ahead to
+  // cover a cross-core transfer (never touch an unpublished slot: that would steal
+  // lines the producer is still writing).
+  if (local_tail_ + lay_.prefetch_slots < cached_head_) lay_.prefetch_ahead_of<false>(tail_pos_);
+  *len = lay_.lengths[tail_pos_];
+  return lay_.slot_at(tail_pos_);
 }
 
-void ShmRing::release_deferred() {
+void ShmConsumer::release_deferred() {
   ++local_tail_;
-  tail_pos_ = next_pos(tail_pos_);
+  tail_pos_ = lay_.next_pos(tail_pos_);
 }
 
-void ShmRing::flush_released() {
+void ShmConsumer::flush_released() {
   if (released_tail_ == local_tail_) return;
-  Header* h = hdr();
   released_tail_ = local_tail_;
-  // Release: every read of the freed slots happens before the producer may reuse them.
-  h->tail.store(local_tail_, std::memory_order_seq_cst);
-  h->tail_futex.store(std::uint32_t(local_tail_), std::memory_order_seq_cst);
-  if (h->producer_waiting.load(std::memory_order_seq_cst)) futex_wake(&h->tail_futex);
+  // Every read of the freed slots happens before the producer may reuse them.
+  ShmRing::Header* h = lay_.header;
+  store_index(h->tail, h->tail_futex, h->producer_waiting, local_tail_);
 }
 
-void ShmRing::release() {
+void ShmConsumer::release() {
   release_deferred();
   flush_released();
 }
 
-const std::uint8_t* ShmRing::peek_wait(std::uint32_t* len, std::uint64_t timeout_ns) {
+const std::uint8_t* ShmConsumer::peek_wait(std::uint32_t* len, std::uint64_t timeout_ns) {
   if (auto* p = peek(len)) return p;
   flush_released();  // the producer may be waiting for exactly these slots
-  if (auto* p = spin([&] { return peek(len); })) return p;
-  Header* h = hdr();
-  const std::uint64_t deadline = now_ns() + timeout_ns;
-  for (;;) {
-    std::uint32_t seen = h->head_futex.load(std::memory_order_seq_cst);
-    h->consumer_waiting.store(1, std::memory_order_seq_cst);
-    cached_head_ = h->head.load(std::memory_order_seq_cst);  // re-read after announcing the wait
-    if (auto* p = peek(len)) {
-      h->consumer_waiting.store(0, std::memory_order_relaxed);
-      return p;
-    }
-    std::uint64_t now = now_ns();
-    if (now >= deadline) {
-      h->consumer_waiting.store(0, std::memory_order_relaxed);
-      return nullptr;
-    }
-    // Bounded wait: a wake lost to a dead peer costs at most 10 ms.
-    futex_wait(&h->head_futex, seen, std::min<std::uint64_t>(deadline - now, 10'000'000));
-  }
+  ShmRing::Header* h = lay_.header;
+  return wait_for_peer([this, len] { return peek(len); }, [this, h] { cached_head_ = h->head.load(std::memory_order_seq_cst); },
+                       h->head_futex, h->consumer_waiting, timeout_ns);
 }
 
 }  // namespace hilrig

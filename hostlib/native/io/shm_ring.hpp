@@ -7,6 +7,13 @@
 // only when the cached value says full/empty. Frames are written and checked in
 // place in the slot. An idle side sleeps on a shared futex with a short timeout
 // (so stop flags are seen), never a forever busy-spin.
+//
+// Three types: ShmRing is the mapping (memfd, mmap, geometry), shared by the ends
+// that use it; ShmProducer and ShmConsumer are the two ends, each with only its own
+// side's index state and methods, so the type says which side a holder is:
+//   auto ring = ShmRing::create(slots, slot_bytes);   // or ShmRing::open(path)
+//   ShmConsumer rx(ring);                             // this process reads
+//   ... the other process: ShmProducer tx(ShmRing::open(ring->path()));
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -28,74 +35,132 @@ class ShmRing {
     return (slot_bytes + kSlotAlignBytes - 1) / kSlotAlignBytes * kSlotAlignBytes;
   }
 
-  ShmRing() = default;
   ~ShmRing();
   ShmRing(const ShmRing&) = delete;
   ShmRing& operator=(const ShmRing&) = delete;
 
   // Creates a ring; slot_bytes is the largest frame it carries. Throws std::runtime_error.
-  [[nodiscard]] static std::unique_ptr<ShmRing> create(std::uint32_t slot_count, std::uint32_t slot_bytes);
+  [[nodiscard]] static std::shared_ptr<ShmRing> create(std::uint32_t slot_count, std::uint32_t slot_bytes);
   // Opens a ring created by another process (or this one) by its /proc path.
-  [[nodiscard]] static std::unique_ptr<ShmRing> open(const std::string& path);
+  [[nodiscard]] static std::shared_ptr<ShmRing> open(const std::string& path);
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }  // the memfd (the USB link's channel locks it to say "alive")
-  std::uint32_t slot_count() const;
+  std::uint32_t slot_count() const { return layout_.count; }
   std::uint32_t slot_bytes() const;  // max frame bytes per slot
-  void close();
-
-  // Producer. acquire() returns a slot to write up to slot_bytes() into, or nullptr
-  // when the ring is full; publish(len) makes it visible and wakes a sleeping consumer.
-  [[nodiscard]] std::uint8_t* acquire();
-  void publish(std::uint32_t len);
-  // Batched publishing: publish_deferred() hands the slot on locally, flush_published()
-  // makes every deferred slot visible with one store (and one wake if needed). The
-  // wait functions flush first, so a deferred slot never deadlocks the pair.
-  void publish_deferred(std::uint32_t len);
-  void flush_published();
-  // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
-  [[nodiscard]] std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
-  // Producer: slots free right now (re-reads the consumer's index).
-  [[nodiscard]] std::uint32_t free_slots();
-
-  // Consumer. peek() returns the oldest frame (and its length) or nullptr when empty;
-  // release() frees it.
-  [[nodiscard]] const std::uint8_t* peek(std::uint32_t* len);
-  void release();
-  // Batched releasing, the mirror of publish_deferred/flush_published.
-  void release_deferred();
-  void flush_released();
-  // Blocks up to timeout_ns for a frame (futex); nullptr on timeout.
-  [[nodiscard]] const std::uint8_t* peek_wait(std::uint32_t* len, std::uint64_t timeout_ns);
 
   // The header both processes map (shm_ring.cpp pins its layout with static_asserts).
   struct Header;
 
+  // Where the shared parts are, copied into each end so that its per-frame path loads
+  // neither the mapping object nor the shared header's geometry.
+  struct Layout {
+    Header* header = nullptr;
+    std::uint8_t* slots = nullptr;
+    std::uint32_t* lengths = nullptr;  // lengths[pos]: bytes published in slot pos
+    std::uint32_t count = 0, stride = 0;
+    // Each side prefetches the slot this many ahead: about kPrefetchAheadBytes of
+    // stream, 16 frames at 256 bytes, enough to cover a line transfer between cores
+    // that do not share a cache (10 interleaved 0.5 s runs: median 25 M frames/s
+    // against 22 with 1 KiB); large frames stream through the hardware prefetcher and
+    // need only the next.
+    std::uint32_t prefetch_slots = 1;
+    static constexpr std::uint32_t kPrefetchAheadBytes = 4096, kPrefetchLineBytes = 256;
+
+    std::uint8_t* slot_at(std::uint32_t pos) const { return slots + std::size_t(pos) * stride; }
+    // Slot positions wrap instead of index % count: no division per frame.
+    std::uint32_t next_pos(std::uint32_t pos) const { return pos + 1 == count ? 0 : pos + 1; }
+    // Starts pulling the first lines of the slot prefetch_slots after pos into this core.
+    template <bool kForWrite>
+    void prefetch_ahead_of(std::uint32_t pos) const {
+      std::uint32_t ahead = pos + prefetch_slots;
+      if (ahead >= count) ahead -= count;
+      const std::uint8_t* p = slot_at(ahead);
+      for (unsigned off = 0; off < kPrefetchLineBytes && off < stride; off += 64) __builtin_prefetch(p + off, kForWrite ? 1 : 0);
+    }
+  };
+
  private:
-  Header* hdr() const { return reinterpret_cast<Header*>(base_); }
-  std::uint8_t* slot_at(std::uint32_t pos) const { return slots_ + std::size_t(pos) * stride_; }
-  std::uint32_t next_pos(std::uint32_t pos) const { return pos + 1 == count_ ? 0 : pos + 1; }
+  friend class ShmRingEnd;
+  ShmRing() = default;
+  Header* header() const { return layout_.header; }
   void map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes);
 
   int fd_ = -1;
   void* base_ = nullptr;
   std::size_t map_bytes_ = 0;
   std::string path_;
-  std::uint64_t local_head_ = 0, cached_tail_ = 0, published_head_ = 0;  // producer side
-  std::uint64_t local_tail_ = 0, cached_head_ = 0, released_tail_ = 0;   // consumer side
-  // Read-only geometry copied out of the shared header, and each side's slot position
-  // (index % count kept by wrapping): no division and no shared-line load per frame.
-  std::uint8_t* slots_ = nullptr;
-  std::uint32_t* lengths_ = nullptr;  // lengths_[pos]: bytes published in slot pos
-  std::uint32_t count_ = 0, stride_ = 0;
-  std::uint32_t head_pos_ = 0, tail_pos_ = 0;
-  // Each side prefetches the slot this many ahead: about kPrefetchAheadBytes of
-  // stream, 16 frames at 256 bytes, enough to cover a line transfer between cores
-  // that do not share a cache (10 interleaved 0.5 s runs: median 25 M frames/s
-  // against 22 with 1 KiB); large frames stream through the hardware prefetcher and
-  // need only the next.
-  static constexpr std::uint32_t kPrefetchAheadBytes = 4096, kPrefetchLineBytes = 256;
-  std::uint32_t prefetch_slots_ = 1;
+  Layout layout_;
+  // Single producer, single consumer: at most one end of each kind per mapping in this
+  // process (another process's end is on its own mapping).
+  std::atomic<bool> has_producer_{false}, has_consumer_{false};
+};
+
+// What both ends hold: a handle that keeps the mapping alive, its layout, and the
+// claim on the mapping's one end of their kind (given back when the end goes).
+class ShmRingEnd {
+ public:
+  ShmRingEnd(const ShmRingEnd&) = delete;
+  ShmRingEnd& operator=(const ShmRingEnd&) = delete;
+  const ShmRing& ring() const { return *ring_; }
+  std::uint32_t slot_bytes() const { return ring_->slot_bytes(); }
+
+ protected:
+  enum class Kind { producer, consumer };
+  // Throws std::invalid_argument (no ring) or std::logic_error (the mapping has an end
+  // of this kind already).
+  ShmRingEnd(std::shared_ptr<ShmRing> ring, Kind kind);
+  ~ShmRingEnd();
+  ShmRing::Layout lay_;
+
+ private:
+  std::atomic<bool>& claim() const;
+  std::shared_ptr<ShmRing> ring_;
+  Kind kind_;
+};
+
+// The producer end. acquire() returns a slot to write up to slot_bytes() into, or
+// nullptr when the ring is full; publish(len) makes it visible and wakes a sleeping
+// consumer.
+class ShmProducer : public ShmRingEnd {
+ public:
+  explicit ShmProducer(std::shared_ptr<ShmRing> ring);
+
+  [[nodiscard]] std::uint8_t* acquire();
+  void publish(std::uint32_t len);
+  // Batched publishing: publish_deferred() hands the slot on locally, flush_published()
+  // makes every deferred slot visible with one store (and one wake if needed).
+  // acquire_wait flushes first, so a deferred slot never deadlocks the pair.
+  void publish_deferred(std::uint32_t len);
+  void flush_published();
+  // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
+  [[nodiscard]] std::uint8_t* acquire_wait(std::uint64_t timeout_ns);
+  // Slots free right now (re-reads the consumer's index).
+  [[nodiscard]] std::uint32_t free_slots();
+
+ private:
+  std::uint64_t local_head_ = 0, cached_tail_ = 0, published_head_ = 0;
+  std::uint32_t head_pos_ = 0;  // local_head_ % count, kept by wrapping
+};
+
+// The consumer end. peek() returns the oldest frame (and its length) or nullptr when
+// empty; release() frees it.
+class ShmConsumer : public ShmRingEnd {
+ public:
+  explicit ShmConsumer(std::shared_ptr<ShmRing> ring);
+
+  [[nodiscard]] const std::uint8_t* peek(std::uint32_t* len);
+  void release();
+  // Batched releasing, the mirror of publish_deferred/flush_published; peek_wait
+  // flushes first.
+  void release_deferred();
+  void flush_released();
+  // Blocks up to timeout_ns for a frame (futex); nullptr on timeout.
+  [[nodiscard]] const std::uint8_t* peek_wait(std::uint32_t* len, std::uint64_t timeout_ns);
+
+ private:
+  std::uint64_t local_tail_ = 0, cached_head_ = 0, released_tail_ = 0;
+  std::uint32_t tail_pos_ = 0;  // local_tail_ % count, kept by wrapping
 };
 
 }  // namespace hilrig

@@ -34,7 +34,7 @@ void TxStream::run() {
   // Frames that are due leave in one batch (one GSO/sendmmsg call or one ring
   // publish), at most ~1 MiB at a time.
   TxPacer pacer(cfg_.rate_sps / double(spf),
-                TxPacer::lead_frames(cfg_, TxPacer::link_frames(cfg_, sink_.ring() ? sink_.ring()->slot_count() : 0)));
+                TxPacer::lead_frames(cfg_, TxPacer::link_frames(cfg_, sink_.ring_slots())));
   const unsigned max_batch = std::min(sink_.batch_capacity(), std::clamp<unsigned>((1u << 20) / len, 1, 512));
   const std::uint64_t t0 = now_ns();
   pacer.start(t0);

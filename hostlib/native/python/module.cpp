@@ -198,16 +198,25 @@ PYBIND11_MODULE(_native, m) {
       py::arg("first_word"), py::arg("payload"), py::arg("sample_format") = "sc16",
       "Number of words that differ from the counter pattern starting at first_word.");
 
-  py::class_<hilrig::ShmRing, std::unique_ptr<hilrig::ShmRing>>(m, "ShmRing")
+  // A ring mapping held from Python (its path goes to another process); close() lets
+  // it go before the garbage collector would.
+  struct PyShmRing {
+    std::shared_ptr<hilrig::ShmRing> ring;
+    const hilrig::ShmRing& get() const {
+      if (!ring) throw py::value_error("ShmRing is closed");
+      return *ring;
+    }
+  };
+  py::class_<PyShmRing>(m, "ShmRing")
       .def_static(
-          "create", [](std::uint32_t slot_count, std::uint32_t slot_bytes) { return std::unique_ptr<hilrig::ShmRing>(hilrig::ShmRing::create(slot_count, slot_bytes)); },
+          "create", [](std::uint32_t slot_count, std::uint32_t slot_bytes) { return PyShmRing{hilrig::ShmRing::create(slot_count, slot_bytes)}; },
           py::arg("slot_count"), py::arg("slot_bytes"))
-      .def_property_readonly("path", &hilrig::ShmRing::path)
-      .def_property_readonly("slot_count", &hilrig::ShmRing::slot_count)
-      .def_property_readonly("slot_bytes", &hilrig::ShmRing::slot_bytes)
-      .def("close", &hilrig::ShmRing::close)
-      .def("__enter__", [](hilrig::ShmRing& r) -> hilrig::ShmRing& { return r; }, py::return_value_policy::reference)
-      .def("__exit__", [](hilrig::ShmRing& r, py::args) { r.close(); });
+      .def_property_readonly("path", [](const PyShmRing& r) { return r.get().path(); })
+      .def_property_readonly("slot_count", [](const PyShmRing& r) { return r.get().slot_count(); })
+      .def_property_readonly("slot_bytes", [](const PyShmRing& r) { return r.get().slot_bytes(); })
+      .def("close", [](PyShmRing& r) { r.ring.reset(); })
+      .def("__enter__", [](PyShmRing& r) -> PyShmRing& { return r; }, py::return_value_policy::reference)
+      .def("__exit__", [](PyShmRing& r, py::args) { r.ring.reset(); });
 
   py::class_<hilrig::RxStream>(m, "RxStream")
       .def(py::init([](const py::dict& config) { return std::make_unique<hilrig::RxStream>(config_from(config, false)); }),

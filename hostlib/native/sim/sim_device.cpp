@@ -33,9 +33,9 @@ json SimDevice::configure(const json& req) {
 
   // Open links first, then commit: a failed configure leaves the old state intact.
   UdpSocket rx_sock;
-  std::unique_ptr<ShmRing> rx_ring;
+  std::unique_ptr<ShmProducer> rx_ring;
   std::unique_ptr<FrameSource> tx_in;
-  std::unique_ptr<UsbSimChannel> usb;
+  std::unique_ptr<UsbSimDeviceEnd> usb;
   json endpoint;
   if (cfg.transport.kind == TransportKind::usb) {
     // The USB link: a shared channel the host's UsbEngine submits into (docs/usb.md).
@@ -50,7 +50,8 @@ json SimDevice::configure(const json& req) {
       for (std::size_t i = 1; i < problems.size(); ++i) all += "; " + problems[i];
       throw std::invalid_argument(all);
     }
-    usb = UsbSimChannel::create(link.transfer_bytes, link.transfers, cfg.direction == Direction::tx || cfg.direction == Direction::rx ? 1 : 2);
+    usb = std::make_unique<UsbSimDeviceEnd>(link.transfer_bytes, link.transfers,
+                                            cfg.direction == Direction::tx || cfg.direction == Direction::rx ? 1 : 2);
     endpoint = usb->endpoint_json();
     endpoint["kind"] = "usb";
     endpoint["link"] = cfg.transport.link;
@@ -76,7 +77,7 @@ json SimDevice::configure(const json& req) {
       rx_sock = UdpSocket::connect_to(t.host, t.port, t.socket_buffer_bytes);
     } else {
       if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
-      rx_ring = ShmRing::open(t.path);
+      rx_ring = std::make_unique<ShmProducer>(ShmRing::open(t.path));
       if (rx_ring->slot_bytes() < cfg.frame_bytes)
         throw std::invalid_argument("configure.transport.path: ring slots hold " + std::to_string(rx_ring->slot_bytes()) +
                                     " bytes, frame_bytes is " + std::to_string(cfg.frame_bytes));

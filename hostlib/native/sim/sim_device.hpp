@@ -54,6 +54,8 @@ class SimDevice {
   void run_tx();  // tx, loopback, and the TX side of rx+tx
   template <class Link>
   void run_rtl(Link* rx);  // the RTL core, every direction (rx: the RX link, nullptr for tx)
+  template <class Link>
+  class RtlRun;  // run_rtl's steps (sim_rtl.cpp)
   void check_rtl_stream(const SimConfig& sc) const;
   void reset_counters();
 
@@ -62,11 +64,11 @@ class SimDevice {
   FaultPlan plan_;
   // RX path
   UdpSocket rx_sock_;
-  std::unique_ptr<ShmRing> rx_ring_;
+  std::unique_ptr<ShmProducer> rx_ring_;
   // TX path (host -> sim)
   std::unique_ptr<FrameSource> tx_in_;
   // USB link (either direction): the channel the host's UsbEngine submits transfers into
-  std::unique_ptr<UsbSimChannel> usb_;
+  std::unique_ptr<UsbSimDeviceEnd> usb_;
 
   std::thread thread_;
   std::thread tx_thread_;                   // rx+tx: the TX side runs beside the RX side (thread_)

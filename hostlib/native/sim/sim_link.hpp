@@ -123,7 +123,7 @@ class UdpBatchLink {
 // frame, and the stamp stays within the few microseconds 64 KiB take to build.
 class ShmRingLink {
  public:
-  ShmRingLink(ShmRing& ring, const StreamConfig& cfg, LinkTally tally) : ring_(ring), crc_(cfg.crc), tally_(tally) {}
+  ShmRingLink(ShmProducer& ring, const StreamConfig& cfg, LinkTally tally) : ring_(ring), crc_(cfg.crc), tally_(tally) {}
 
   std::uint8_t* acquire() { return slot_ = ring_.acquire(); }
   void commit(std::uint32_t len) {
@@ -166,7 +166,7 @@ class ShmRingLink {
  private:
   static constexpr unsigned kBatch = 32;
   static constexpr std::uint64_t kRestampBytes = 64 * 1024;
-  ShmRing& ring_;
+  ShmProducer& ring_;
   bool crc_;
   LinkTally tally_;
   std::uint8_t* slot_ = nullptr;
@@ -187,7 +187,7 @@ class ShmRingLink {
 class UsbSimLink {
  public:
   // fifo_bytes: the device FIFO of the OUT direction (the IN FIFO is run_rx's).
-  UsbSimLink(UsbSimChannel& ch, const StreamConfig& cfg, LinkTally tally, std::uint64_t fifo_bytes);
+  UsbSimLink(UsbSimDeviceEnd& ch, const StreamConfig& cfg, LinkTally tally, std::uint64_t fifo_bytes);
 
   std::uint8_t* acquire() {
     if (tail_ + flen_ > buf_.size()) make_room();
@@ -268,7 +268,7 @@ class UsbSimLink {
   void make_room();
   std::uint64_t slot_at(std::uint64_t ns) const { return ns > t0_ns_ ? std::uint64_t(double(ns - t0_ns_) / slot_ns_) : 0; }
 
-  UsbSimChannel& ch_;
+  UsbSimDeviceEnd& ch_;
   UsbBusModel model_;
   bool crc_;
   std::uint32_t flen_;

@@ -107,185 +107,236 @@ std::uint64_t thread_cpu_ns() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return std::uint64_t(ts.tv_sec) * 1'000'000'000ull + std::uint64_t(ts.tv_nsec);
 }
+
+// A build step for a link (RxFaultGate::offer, Link::finish): the RTL's frame, copied.
+auto copy_of(const std::uint8_t* frame, std::uint32_t len) {
+  return [frame, len](std::uint8_t* out) {
+    std::memcpy(out, frame, len);
+    return len;
+  };
+}
 }  // namespace
 
+// One run of the RTL core as the device (run_rtl, every direction): RX frames out of
+// the RTL packetizer once through the fault gate onto the link; TX frames from the
+// link through the fault gate into the model's tx_axis queue.
+//
 // Real time: the model's clock runs at rate_sps x rtl_rate_div_ clocks per second of
 // wall time (master_clock_hz), caught up on every pass. A model that falls behind by more
 // than fifo_frames frame periods cannot keep real time: its clock pauses (the lost time
 // is skipped) and rx_axis_tready is held low until the packetizer has dropped a frame,
 // so the RTL itself flags OVERFLOW_BEFORE on the next one, as a device does.
 template <class Link>
-void SimDevice::run_rtl(Link* rx) {
-  RtlCore& core = *rtl_;
-  const StreamConfig& cfg = cfg_.stream;
-  const bool tx_on = cfg.direction != Direction::rx;
-  const std::uint16_t div = rtl_rate_div_;
-  const double clocks_per_ns = cfg.rate_sps * div / 1e9;
-  core.reset(div, div, rx == nullptr);  // TX only: the RX burst ends at once
-  const std::uint64_t frame_clocks = std::uint64_t(cfg.samples_per_frame()) * div;
-  const std::uint64_t lag_limit = std::max<std::uint64_t>(cfg_.fifo_frames, 4) * frame_clocks;
-  const std::uint64_t chunk = std::max<std::uint64_t>(std::uint64_t(clocks_per_ns * 200'000), 256);
-  constexpr std::uint64_t kPassNs = 100'000;  // an idle pass sleeps this long
-  const std::uint64_t t0 = now_ns() + 1'000'000;
-  std::uint64_t paused = 0;
-  auto due = [&](std::uint64_t now) -> std::uint64_t {
-    const std::uint64_t raw = now < t0 ? 0 : std::uint64_t(double(now - t0) * clocks_per_ns);
-    return raw > paused ? raw - paused : 0;
-  };
-
-  // ---- RX: each completed frame once through the fault plan to the link
-  RxFaultGate rx_gate(plan_, cfg, {injected_drop_, injected_duplicate_, injected_reorder_, injected_corrupt_});
-  bool hold_late = false;        // the model paused: hold the output until the RTL drops a frame
-  std::uint64_t dropped_seen = 0;
-  auto offer = [&]() -> bool {  // false: the link has no room now (the frame stays in the model)
-    std::uint32_t len = 0;
-    const std::uint8_t* p = core.rx_frame(&len);
-    if (!p) return true;
-    if (!rx) {  // TX only: the RX side's single EOB frame goes nowhere
-      core.take_rx_frame();
-      return true;
+class SimDevice::RtlRun {
+ public:
+  // rx: the RX link, nullptr for tx.
+  RtlRun(SimDevice& dev, Link* rx)
+      : dev_(dev), core_(*dev.rtl_), stream_(dev.cfg_.stream), rx_(rx), tx_on_(stream_.direction != Direction::rx),
+        clocks_per_ns_(stream_.rate_sps * dev.rtl_rate_div_ / 1e9),
+        lag_limit_clocks_(std::max<std::uint64_t>(dev.cfg_.fifo_frames, 4) * stream_.samples_per_frame() * dev.rtl_rate_div_),
+        chunk_clocks_(std::max<std::uint64_t>(std::uint64_t(clocks_per_ns_ * 200'000), 256)),
+        rx_gate_(dev.plan_, stream_, {dev.injected_drop_, dev.injected_duplicate_, dev.injected_reorder_, dev.injected_corrupt_}),
+        tx_gate_(dev.plan_, stream_, {dev.injected_drop_, dev.injected_duplicate_, dev.injected_reorder_, dev.injected_corrupt_}),
+        tx_queue_cap_frames_(std::clamp<std::uint64_t>(dev.cfg_.fifo_frames, 4, 256)) {
+    core_.reset(dev.rtl_rate_div_, dev.rtl_rate_div_, rx == nullptr);  // TX only: the RX burst ends at once
+    t0_ns_ = now_ns() + 1'000'000;
+    if (tx_on_ && dev.usb_) {
+      const LinkTally tally{dev.frames_sent_, dev.samples_sent_, dev.link_errors_, stream_.samples_per_frame()};
+      usb_out_ = std::make_unique<UsbSimLink>(*dev.usb_, stream_, tally, std::uint64_t(dev.cfg_.fifo_frames) * stream_.frame_bytes);
     }
-    if (hold_late) return false;
-    const FrameHeader h = read_header(p);
-    if (!rx_gate.offer(*rx, h.seq, [&](std::uint8_t* out) {
-          std::memcpy(out, p, len);
-          return len;
-        }))
-      return false;
-    if (h.flags & kFlagOverflowBefore) counter_add(overflow_events_);
-    core.take_rx_frame();
-    return true;
-  };
-  std::uint32_t complete_len = 0;
-  auto complete = [&] { return core.rx_frame(&complete_len) != nullptr; };
-  auto account = [&]() {  // after each run: the RTL's drops, and its counters for stats()
-    const RtlCounters c = core.counters();
-    if (c.rx_frames_dropped > dropped_seen) {
-      const std::uint64_t n = c.rx_frames_dropped - dropped_seen;
-      counter_add(overflow_frames_, n);
-      counter_add(hold_late ? overflow_late_frames_ : overflow_link_full_frames_, n);
-      dropped_seen = c.rx_frames_dropped;
-      hold_late = false;
-    }
-    publish_rtl(c);
-    return c;
-  };
-
-  // ---- TX: frames from the link through the fault gate into the model's tx_axis queue
-  TxFaultGate gate(plan_, cfg, {injected_drop_, injected_duplicate_, injected_reorder_, injected_corrupt_});
-  auto to_core = [&](const std::uint8_t* p, std::size_t len) { core.push_tx_frame(p, std::uint32_t(len)); };
-  auto on_frame = [&](const std::uint8_t* p, std::size_t len) { gate.on_frame(p, len, to_core); };
-  std::unique_ptr<UsbSimLink> usb_out;
-  if (tx_on && usb_) {
-    const LinkTally tally{frames_sent_, samples_sent_, link_errors_, cfg.samples_per_frame()};
-    usb_out = std::make_unique<UsbSimLink>(*usb_, cfg, tally, std::uint64_t(cfg_.fifo_frames) * cfg.frame_bytes);
   }
-  // Frames waiting for tx_axis: the device's FIFO in front of the RTL (at most 256 frames);
-  // when it is full the link is not served, so the host waits (a socket buffer or ring
-  // fills, the USB bus NAKs) instead of this queue growing at the link's speed.
-  const std::uint64_t tx_queue_cap = std::clamp<std::uint64_t>(cfg_.fifo_frames, 4, 256);
-  auto pull_tx = [&]() {  // takes what the link holds, up to the device's queue
-    if (!tx_on || core.tx_queued_frames() >= tx_queue_cap) return;
-    if (usb_out) {
-      usb_out->service_out([&](const std::uint8_t* p, std::uint32_t len) { on_frame(p, len); });
-    } else if (tx_in_->wait(0)) {
-      while (core.tx_queued_frames() < tx_queue_cap) {
-        const FrameView f = tx_in_->take();
-        if (!f) break;
-        if (f.malformed) counter_add(rtl_stats_.malformed);
-        else on_frame(f.data, f.len);
-        tx_in_->release();
-      }
-    }
-  };
 
-  std::uint64_t last_pass_ns = 0;
-  while (!stop_.load(std::memory_order_relaxed)) {
+  bool tx_on() const { return tx_on_; }
+
+  // One pass: the model run up to the wall clock, its RX frames offered as they
+  // complete, TX frames pulled while the device queue has room; idles when caught up.
+  void pass() {
     const std::uint64_t now = now_ns();
-    if (last_pass_ns) counter_max(producer_longest_gap_ns_, now - last_pass_ns);
-    last_pass_ns = now;
-    std::uint64_t target = due(now);
-    if (target > core.cycles() + lag_limit) {  // the model cannot keep real time
-      const std::uint64_t lost = target - core.cycles();
-      paused += lost;
-      target = core.cycles();
-      counter_add(rtl_stats_.pauses);
-      counter_add(rtl_stats_.paused_cycles, lost);
-      if (rx) hold_late = true;
+    if (last_pass_ns_) counter_max(dev_.producer_longest_gap_ns_, now - last_pass_ns_);
+    last_pass_ns_ = now;
+    run_to(keep_real_time(due_clocks(now)));
+    if (rx_) {
+      rx_->end_batch(false);
+      counter_max(dev_.fifo_peak_frames_, rx_->pending());
     }
-    while (core.cycles() < target) {
-      pull_tx();
-      if (complete()) offer();
-      core.run(std::min(target - core.cycles(), chunk));
-      account();
-      if (complete()) offer();
-      if (rx && rx->batch_full()) rx->end_batch(true);
-    }
-    if (rx) {
-      rx->end_batch(false);
-      counter_max(fifo_peak_frames_, rx->pending());
-    }
-    rtl_stats_.thread_cpu_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
+    dev_.rtl_stats_.thread_cpu_ns.store(thread_cpu_ns(), std::memory_order_relaxed);
     pull_tx();
-    if (core.cycles() >= due(now_ns())) {
-      if (rx) rx->idle_until(now_ns() + kPassNs);
-      else sleep_for_ns(kPassNs);
+    if (core_.cycles() >= due_clocks(now_ns())) {
+      if (rx_) rx_->idle_until(now_ns() + kIdlePassNs);
+      else sleep_for_ns(kIdlePassNs);
     }
   }
 
-  if (rx) {
-    // Stop: the frame completed while rx_stop is high carries EOB; the link sends it last.
-    core.set_rx_stop(true);
-    hold_late = false;
-    const std::uint64_t deadline = now_ns() + 100'000'000;
-    bool eob = false;
-    while (!eob && now_ns() < deadline) {
-      std::uint32_t len = 0;
-      if (const std::uint8_t* p = core.rx_frame(&len)) {
-        if (frame_flags(p) & kFlagEOB) {
-          eob = true;
-          break;
-        }
-        if (!offer()) rx->end_batch(true);
-      }
-      core.run(chunk);
-      account();
-    }
-    rx_gate.flush(*rx);
+  // Stop on RX: the frame completed while rx_stop is high carries EOB; the link sends it last.
+  void finish_rx() {
+    core_.set_rx_stop(true);
+    hold_late_ = false;
+    const bool eob = run_to_eob(now_ns() + 100'000'000);
+    rx_gate_.flush(*rx_);
     std::uint32_t len = 0;
-    const std::uint8_t* p = eob ? core.rx_frame(&len) : nullptr;
-    if (p) {
-      if (frame_flags(p) & kFlagOverflowBefore) counter_add(overflow_events_);
-      rx->finish([&](std::uint8_t* out) { std::memcpy(out, p, len); return len; }, now_ns() + 100'000'000);
-      core.take_rx_frame();
-    } else {
-      rx->end_batch(false);
+    const std::uint8_t* p = eob ? core_.rx_frame(&len) : nullptr;
+    if (!p) {
+      rx_->end_batch(false);
+      return;
     }
+    if (frame_flags(p) & kFlagOverflowBefore) counter_add(dev_.overflow_events_);
+    rx_->finish(copy_of(p, len), now_ns() + 100'000'000);
+    core_.take_rx_frame();
   }
-  if (tx_on) {
-    // The host's last frames (its EOB among them) are checked before the final counters.
+
+  // Stop on TX: the host's last frames (its EOB among them) are checked before the
+  // final counters; ends when the RTL saw EOB, after 20 ms with nothing new, or at 200 ms.
+  void drain_tx() {
     const std::uint64_t deadline = now_ns() + 200'000'000;
     std::uint64_t quiet_since = now_ns();
     bool flushed = false;
     while (now_ns() < deadline) {
-      const std::uint64_t before = core.tx_queued_frames();
+      const std::uint64_t before = core_.tx_queued_frames();
       pull_tx();
-      if (core.tx_queued_frames() != before) quiet_since = now_ns();
-      if (core.tx_queued_frames() == 0) {
+      if (core_.tx_queued_frames() != before) quiet_since = now_ns();
+      if (core_.tx_queued_frames() == 0) {
         const bool quiet = now_ns() - quiet_since > 20'000'000;
-        if (!flushed && (quiet || core.counters().tx_eob_seen)) {  // a swapped frame whose successor never came
+        if (!flushed && (quiet || core_.counters().tx_eob_seen)) {  // a swapped frame whose successor never came
           flushed = true;
-          if (gate.flush(to_core)) continue;
+          if (tx_gate_.flush([this](const std::uint8_t* p, std::size_t len) { to_core(p, len); })) continue;
         }
-        if (core.counters().tx_eob_seen || quiet) break;
-        sleep_for_ns(kPassNs);
+        if (core_.counters().tx_eob_seen || quiet) break;
+        sleep_for_ns(kIdlePassNs);
         continue;
       }
-      core.run(chunk);
-      if (complete()) offer();
+      core_.run(chunk_clocks_);
+      if (rx_frame_ready()) offer();
     }
   }
-  account();
+
+  // After each run of the model: the RTL's dropped RX frames as overflow, its counters for stats().
+  void account() {
+    const RtlCounters c = core_.counters();
+    if (c.rx_frames_dropped > dropped_seen_) {
+      const std::uint64_t n = c.rx_frames_dropped - dropped_seen_;
+      counter_add(dev_.overflow_frames_, n);
+      counter_add(hold_late_ ? dev_.overflow_late_frames_ : dev_.overflow_link_full_frames_, n);
+      dropped_seen_ = c.rx_frames_dropped;
+      hold_late_ = false;
+    }
+    dev_.publish_rtl(c);
+  }
+
+ private:
+  static constexpr std::uint64_t kIdlePassNs = 100'000;  // an idle pass sleeps this long
+
+  // Model clocks due by the wall clock at now_ns, less the time skipped by pauses.
+  std::uint64_t due_clocks(std::uint64_t now) const {
+    const std::uint64_t raw = now < t0_ns_ ? 0 : std::uint64_t(double(now - t0_ns_) * clocks_per_ns_);
+    return raw > paused_clocks_ ? raw - paused_clocks_ : 0;
+  }
+  // The clock to run to: target, or where the model stands when it is too far behind
+  // to keep real time (the model pauses; RX output is held until the RTL drops a frame).
+  std::uint64_t keep_real_time(std::uint64_t target) {
+    if (target <= core_.cycles() + lag_limit_clocks_) return target;
+    const std::uint64_t lost = target - core_.cycles();
+    paused_clocks_ += lost;
+    counter_add(dev_.rtl_stats_.pauses);
+    counter_add(dev_.rtl_stats_.paused_cycles, lost);
+    if (rx_) hold_late_ = true;
+    return core_.cycles();
+  }
+  // Runs the model to target in chunks, moving frames both ways between chunks.
+  void run_to(std::uint64_t target) {
+    while (core_.cycles() < target) {
+      pull_tx();
+      if (rx_frame_ready()) offer();
+      core_.run(std::min(target - core_.cycles(), chunk_clocks_));
+      account();
+      if (rx_frame_ready()) offer();
+      if (rx_ && rx_->batch_full()) rx_->end_batch(true);
+    }
+  }
+  // Runs the model, offering its frames, until the EOB frame is complete (true) or the deadline.
+  bool run_to_eob(std::uint64_t deadline_ns) {
+    while (now_ns() < deadline_ns) {
+      std::uint32_t len = 0;
+      if (const std::uint8_t* p = core_.rx_frame(&len)) {
+        if (frame_flags(p) & kFlagEOB) return true;
+        if (!offer()) rx_->end_batch(true);
+      }
+      core_.run(chunk_clocks_);
+      account();
+    }
+    return false;
+  }
+
+  bool rx_frame_ready() {
+    std::uint32_t len = 0;
+    return core_.rx_frame(&len) != nullptr;
+  }
+  // The RTL's completed RX frame once through the fault plan to the link. False: the
+  // link has no room now (the frame stays in the model).
+  bool offer() {
+    std::uint32_t len = 0;
+    const std::uint8_t* p = core_.rx_frame(&len);
+    if (!p) return true;
+    if (!rx_) {  // TX only: the RX side's single EOB frame goes nowhere
+      core_.take_rx_frame();
+      return true;
+    }
+    if (hold_late_) return false;
+    if (!rx_gate_.offer(*rx_, frame_seq(p), copy_of(p, len))) return false;
+    if (frame_flags(p) & kFlagOverflowBefore) counter_add(dev_.overflow_events_);
+    core_.take_rx_frame();
+    return true;
+  }
+
+  void to_core(const std::uint8_t* p, std::size_t len) { core_.push_tx_frame(p, std::uint32_t(len)); }
+  void on_tx_frame(const std::uint8_t* p, std::size_t len) {
+    tx_gate_.on_frame(p, len, [this](const std::uint8_t* q, std::size_t l) { to_core(q, l); });
+  }
+  // Takes what the link holds, up to the device's queue in front of tx_axis: when that
+  // is full the link is not served, so the host waits (a socket buffer or ring fills,
+  // the USB bus NAKs) instead of the queue growing at the link's speed.
+  void pull_tx() {
+    if (!tx_on_ || core_.tx_queued_frames() >= tx_queue_cap_frames_) return;
+    if (usb_out_) {
+      usb_out_->service_out([this](const std::uint8_t* p, std::uint32_t len) { on_tx_frame(p, len); });
+      return;
+    }
+    FrameSource& src = *dev_.tx_in_;
+    if (!src.wait(0)) return;
+    while (core_.tx_queued_frames() < tx_queue_cap_frames_) {
+      const FrameView f = src.take();
+      if (!f) break;
+      if (f.malformed) counter_add(dev_.rtl_stats_.malformed);
+      else on_tx_frame(f.data, f.len);
+      src.release();
+    }
+  }
+
+  SimDevice& dev_;
+  RtlCore& core_;
+  const StreamConfig& stream_;
+  Link* rx_;
+  const bool tx_on_;
+  // The model's clock against the wall clock.
+  const double clocks_per_ns_;
+  const std::uint64_t lag_limit_clocks_, chunk_clocks_;
+  std::uint64_t t0_ns_ = 0, paused_clocks_ = 0, last_pass_ns_ = 0;
+  // RX
+  RxFaultGate rx_gate_;
+  bool hold_late_ = false;  // the model paused: hold the output until the RTL drops a frame
+  std::uint64_t dropped_seen_ = 0;
+  // TX
+  TxFaultGate tx_gate_;
+  std::unique_ptr<UsbSimLink> usb_out_;
+  const std::uint64_t tx_queue_cap_frames_;  // the device's FIFO in front of the RTL (at most 256 frames)
+};
+
+template <class Link>
+void SimDevice::run_rtl(Link* rx) {
+  RtlRun<Link> run(*this, rx);
+  while (!stop_.load(std::memory_order_relaxed)) run.pass();
+  if (rx) run.finish_rx();
+  if (run.tx_on()) run.drain_tx();
+  run.account();
 }
 
 template void SimDevice::run_rtl<UdpBatchLink>(UdpBatchLink*);

@@ -6,7 +6,7 @@
 
 namespace hilrig {
 
-UsbSimLink::UsbSimLink(UsbSimChannel& ch, const StreamConfig& cfg, LinkTally tally, std::uint64_t fifo_bytes)
+UsbSimLink::UsbSimLink(UsbSimDeviceEnd& ch, const StreamConfig& cfg, LinkTally tally, std::uint64_t fifo_bytes)
     : ch_(ch), model_(UsbBusParams::for_link(parse_usb_link_kind(cfg.transport.link))), crc_(cfg.crc),
       flen_(std::uint32_t(kFrameHeaderBytes) + cfg.payload_bytes()), tally_(tally), t0_ns_(now_ns()),
       slot_ns_(model_.slot_s() * 1e9) {
@@ -26,7 +26,7 @@ void UsbSimLink::make_room() {
 }
 
 bool UsbSimLink::take_submissions() {
-  ShmRing& ring = ch_.submit();
+  ShmConsumer& ring = ch_.submissions();
   bool any = false;
   std::uint32_t len = 0;
   while (const std::uint8_t* p = ring.peek(&len)) {
@@ -67,7 +67,7 @@ bool UsbSimLink::complete(const UsbBusModel::Done& d) {
     }
     return false;
   }
-  std::uint8_t* slot = ch_.complete().acquire_wait(10'000'000);
+  std::uint8_t* slot = ch_.completions().acquire_wait(10'000'000);
   if (d.in) {
     if (slot) std::memcpy(slot + kUsbSimDescBytes, buf_.data() + head_, bytes);
     head_ += bytes;
@@ -85,7 +85,7 @@ bool UsbSimLink::complete(const UsbBusModel::Done& d) {
   c.tag = std::uint32_t(d.tag);
   c.actual = std::uint32_t(bytes);
   std::memcpy(slot, &c, sizeof c);
-  ch_.complete().publish(kUsbSimDescBytes + (d.in ? std::uint32_t(bytes) : 0));
+  ch_.completions().publish(kUsbSimDescBytes + (d.in ? std::uint32_t(bytes) : 0));
   return true;
 }
 

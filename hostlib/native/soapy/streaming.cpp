@@ -110,9 +110,7 @@ int HilrigDevice::activateStream(SoapySDR::Stream* handle, const int, const long
       hilrig::StreamConfig towards = c;
       towards.transport = dest;
       s->sink = std::make_unique<hilrig::FrameSink>(towards);
-      const hilrig::ShmRing* ring = s->sink->ring();
-      const std::uint64_t lead_frames =
-          hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, ring ? ring->slot_count() : 0));
+      const std::uint64_t lead_frames = hilrig::TxPacer::lead_frames(c, hilrig::TxPacer::link_frames(c, s->sink->ring_slots()));
       s->pacer = std::make_unique<hilrig::TxPacer>(rate_sps_, lead_frames * c.samples_per_frame());
       s->tx_seq = s->tx_tick = 0;
       s->tx_in_burst = false;

@@ -1,5 +1,6 @@
-// ShmRing: two threads, random frame sizes and stalls on both sides; every frame
-// arrives once, in order, intact.
+// The shm ring's producer and consumer ends: two threads, random frame sizes and
+// stalls on both sides; every frame arrives once, in order, intact; over one mapping
+// or over two (the consumer opened by path, as another process does).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -22,9 +23,10 @@ class RingFuzz : public ::testing::TestWithParam<unsigned> {};
 TEST_P(RingFuzz, TwoThreadsEveryFrameOnceInOrderIntact) {
   const unsigned seed = GetParam();
   const std::uint32_t slots = 4 + seed * 7, slot_bytes = 1000;
-  std::unique_ptr<hilrig::ShmRing> prod(hilrig::ShmRing::create(slots, slot_bytes));
+  const auto ring = hilrig::ShmRing::create(slots, slot_bytes);
+  auto prod = std::make_unique<hilrig::ShmProducer>(ring);
   // The consumer opens the ring by path, as the other process does.
-  std::unique_ptr<hilrig::ShmRing> cons(hilrig::ShmRing::open(prod->path()));
+  auto cons = std::make_unique<hilrig::ShmConsumer>(hilrig::ShmRing::open(ring->path()));
   constexpr std::uint64_t kFrames = 200000;
   std::thread producer([&] {
     std::mt19937 rng(seed);
@@ -66,8 +68,9 @@ TEST_P(RingFuzz, TwoThreadsEveryFrameOnceInOrderIntact) {
 TEST_P(RingFuzz, BatchedPublishAndReleaseEveryFrameOnceInOrderIntact) {
   const unsigned seed = GetParam();
   const std::uint32_t slots = 3 + seed * 5, slot_bytes = 256;
-  std::unique_ptr<hilrig::ShmRing> cons(hilrig::ShmRing::create(slots, slot_bytes));
-  std::unique_ptr<hilrig::ShmRing> prod(hilrig::ShmRing::open(cons->path()));
+  const auto ring = hilrig::ShmRing::create(slots, slot_bytes);
+  auto cons = std::make_unique<hilrig::ShmConsumer>(ring);
+  auto prod = std::make_unique<hilrig::ShmProducer>(hilrig::ShmRing::open(ring->path()));
   constexpr std::uint64_t kFrames = 200000;
   std::thread producer([&] {
     std::mt19937 rng(seed);
@@ -116,21 +119,103 @@ TEST_P(RingFuzz, BatchedPublishAndReleaseEveryFrameOnceInOrderIntact) {
 INSTANTIATE_TEST_SUITE_P(Seeds, RingFuzz, ::testing::Values(1u, 2u, 3u, 7u));
 
 TEST(Ring, FullRingRefusesAndWaitTimesOut) {
-  std::unique_ptr<hilrig::ShmRing> r(hilrig::ShmRing::create(4, 64));
+  hilrig::ShmProducer prod(hilrig::ShmRing::create(4, 64));
   for (int i = 0; i < 4; ++i) {
-    ASSERT_NE(r->acquire(), nullptr);
-    r->publish(10);
+    ASSERT_NE(prod.acquire(), nullptr);
+    prod.publish(10);
   }
-  EXPECT_EQ(r->acquire(), nullptr);
+  EXPECT_EQ(prod.acquire(), nullptr);
+  EXPECT_EQ(prod.free_slots(), 0u);
   auto t0 = hilrig::now_ns();
-  EXPECT_EQ(r->acquire_wait(20'000'000), nullptr);
+  EXPECT_EQ(prod.acquire_wait(20'000'000), nullptr);
   EXPECT_GE(hilrig::now_ns() - t0, 19'000'000u);
 }
 
 TEST(Ring, MemfdIsPrivateAndHasNoNameInDevShm) {
-  std::unique_ptr<hilrig::ShmRing> r(hilrig::ShmRing::create(4, 64));
+  const auto r = hilrig::ShmRing::create(4, 64);
   struct stat st{};
   ASSERT_EQ(stat(r->path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   EXPECT_EQ(r->path().rfind("/proc/", 0), 0u);
+}
+
+// Both ends over one mapping, each in its own thread; the ends keep the mapping alive
+// after the creator's handle is gone.
+TEST(Ring, ProducerAndConsumerShareOneMappingAcrossThreads) {
+  auto ring = hilrig::ShmRing::create(8, 64);
+  hilrig::ShmProducer prod(ring);
+  hilrig::ShmConsumer cons(ring);
+  const std::weak_ptr<hilrig::ShmRing> watch = ring;
+  ring.reset();
+  EXPECT_FALSE(watch.expired());
+  constexpr std::uint64_t kFrames = 20000;
+  std::thread producer([&] {
+    for (std::uint64_t n = 0; n < kFrames; ++n) {
+      std::uint8_t* s = nullptr;
+      while (!(s = prod.acquire_wait(50'000'000))) {
+      }
+      std::memcpy(s, &n, 8);
+      prod.publish(8);
+    }
+  });
+  std::uint64_t out_of_order = 0;
+  for (std::uint64_t n = 0; n < kFrames; ++n) {
+    std::uint32_t len = 0;
+    const std::uint8_t* p = nullptr;
+    while (!(p = cons.peek_wait(&len, 50'000'000))) {
+    }
+    std::uint64_t got;
+    std::memcpy(&got, p, 8);
+    out_of_order += got != n || len != 8;
+    cons.release();
+  }
+  producer.join();
+  EXPECT_EQ(out_of_order, 0u);
+}
+
+// A consumer opened by path in this process reads what a producer on the creator's
+// mapping published before it opened; a producer that comes later carries on where
+// the last one stopped.
+TEST(Ring, EndsOpenedLaterCarryOnWhereTheRingStands) {
+  const auto ring = hilrig::ShmRing::create(4, 64);
+  auto publish = [](hilrig::ShmProducer& prod, std::uint8_t value) {
+    std::uint8_t* s = prod.acquire();
+    ASSERT_NE(s, nullptr);
+    *s = value;
+    prod.publish(1);
+  };
+  {
+    hilrig::ShmProducer first(ring);
+    publish(first, 1);
+    publish(first, 2);
+  }
+  hilrig::ShmConsumer cons(hilrig::ShmRing::open(ring->path()));
+  EXPECT_EQ(cons.ring().slot_count(), 4u);
+  EXPECT_EQ(cons.slot_bytes(), 64u);
+  hilrig::ShmProducer second(ring);
+  publish(second, 3);
+  for (std::uint8_t want : {1, 2, 3}) {
+    std::uint32_t len = 0;
+    const std::uint8_t* p = cons.peek(&len);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(*p, want);
+    EXPECT_EQ(len, 1u);
+    cons.release();
+  }
+  std::uint32_t len = 0;
+  EXPECT_EQ(cons.peek(&len), nullptr);
+}
+
+// Single producer, single consumer: a second end of the same kind on one mapping is
+// refused while the first lives.
+TEST(Ring, OneEndOfEachKindPerMapping) {
+  const auto ring = hilrig::ShmRing::create(4, 64);
+  {
+    hilrig::ShmProducer prod(ring);
+    hilrig::ShmConsumer cons(ring);
+    EXPECT_THROW(hilrig::ShmProducer{ring}, std::logic_error);
+    EXPECT_THROW(hilrig::ShmConsumer{ring}, std::logic_error);
+  }
+  EXPECT_NO_THROW(hilrig::ShmProducer{ring});
+  EXPECT_THROW(hilrig::ShmConsumer{nullptr}, std::invalid_argument);
 }

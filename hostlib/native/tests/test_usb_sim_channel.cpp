@@ -19,8 +19,8 @@ TEST(UsbSimChannel, PeerGoneOnlyOnceTheCreatorIsDead) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {  // the "simulator": makes the channel, says where, then lives until killed
-    auto ch = UsbSimChannel::create(16384, 4, 1);
-    const std::string ep = ch->endpoint_json().dump() + "\n";
+    UsbSimDeviceEnd sim(16384, 4, 1);
+    const std::string ep = sim.endpoint_json().dump() + "\n";
     if (write(fds[1], ep.data(), ep.size()) != ssize_t(ep.size())) _exit(1);
     for (;;) pause();
   }
@@ -29,21 +29,21 @@ TEST(UsbSimChannel, PeerGoneOnlyOnceTheCreatorIsDead) {
   char c;
   while (read(fds[0], &c, 1) == 1 && c != '\n') ep += c;
   close(fds[0]);
-  auto host = UsbSimChannel::open(nlohmann::json::parse(ep));
-  EXPECT_FALSE(host->peer_gone());
-  EXPECT_FALSE(host->peer_gone());  // asking does not take the lock away
-  EXPECT_EQ(host->transfer_bytes(), 16384u);
+  UsbSimHostEnd host(nlohmann::json::parse(ep));
+  EXPECT_FALSE(host.peer_gone());
+  EXPECT_FALSE(host.peer_gone());  // asking does not take the lock away
+  EXPECT_EQ(host.transfer_bytes(), 16384u);
   kill(child, SIGKILL);
   int status = 0;
   waitpid(child, &status, 0);
-  EXPECT_TRUE(host->peer_gone());
+  EXPECT_TRUE(host.peer_gone());
 }
 
 TEST(UsbSimChannel, SameProcessEndsDoNotLookDead) {
-  auto sim = UsbSimChannel::create(4096, 2, 1);
-  auto host = UsbSimChannel::open(sim->endpoint_json());
-  EXPECT_FALSE(host->peer_gone());
-  EXPECT_THROW(UsbSimChannel::open(nlohmann::json::object()), std::invalid_argument);
+  UsbSimDeviceEnd sim(4096, 2, 1);
+  UsbSimHostEnd host(sim.endpoint_json());
+  EXPECT_FALSE(host.peer_gone());
+  EXPECT_THROW(UsbSimHostEnd(nlohmann::json::object()), std::invalid_argument);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ constexpr std::uint64_t kAliveCheckNs = 50'000'000;  // how often an idle host l
 }
 
 UsbSimBackend::UsbSimBackend(UsbLinkKind link, const nlohmann::json& ep)
-    : ch_(UsbSimChannel::open(ep)), max_packet_(UsbBusParams::for_link(link).max_packet_bytes) {
+    : ch_(ep), max_packet_(UsbBusParams::for_link(link).max_packet_bytes) {
   name_ = std::string("simulated ") + (link == UsbLinkKind::usb2 ? "usb2" : "usb3") + " device hilrig-sim";
   if (ep.contains("pid")) name_ += " (pid " + std::to_string(ep["pid"].get<long long>()) + ")";
 }
@@ -26,15 +26,15 @@ void UsbSimBackend::prepare(UsbTransfer& t, Completion done, void* engine) {
     live_.resize(t.index + 1, false);
   }
   by_tag_[t.index] = &t;
-  if (t.length > ch_->transfer_bytes())
+  if (t.length > ch_.transfer_bytes())
     throw std::invalid_argument(name_ + ": transfer_bytes " + std::to_string(t.length) + " is larger than the link was configured for (" +
-                                std::to_string(ch_->transfer_bytes()) + ")");
+                                std::to_string(ch_.transfer_bytes()) + ")");
 }
 
 bool UsbSimBackend::gone(std::uint64_t now) {
   if (!gone_ && now >= next_alive_check_ns_) {
     next_alive_check_ns_ = now + kAliveCheckNs;
-    gone_ = ch_->peer_gone();
+    gone_ = ch_.peer_gone();
   }
   return gone_;
 }
@@ -42,7 +42,7 @@ bool UsbSimBackend::gone(std::uint64_t now) {
 UsbStatus UsbSimBackend::submit(UsbTransfer& t) {
   const std::uint64_t now = now_ns();
   if (gone(now)) return UsbStatus::no_device;
-  std::uint8_t* slot = ch_->submit().acquire_wait(100'000'000);
+  std::uint8_t* slot = ch_.submissions().acquire_wait(100'000'000);
   if (!slot) return gone(0) ? UsbStatus::no_device : UsbStatus::error;
   UsbSimDesc d;
   d.in = (t.endpoint & 0x80) ? 1 : 0;
@@ -56,7 +56,7 @@ UsbStatus UsbSimBackend::submit(UsbTransfer& t) {
     std::memcpy(slot + kUsbSimDescBytes, t.buffer, t.length);
     len += t.length;
   }
-  ch_->submit().publish(len);
+  ch_.submissions().publish(len);
   live_[t.index] = true;
   return UsbStatus::completed;
 }
@@ -67,13 +67,13 @@ void UsbSimBackend::cancel(UsbTransfer& t) {
   cancelled_.push_back(&t);
   // Tell the device side to drop it (best effort: a full ring or a dead simulator
   // changes nothing here, the transfer is over for the host either way).
-  if (std::uint8_t* slot = ch_->submit().acquire()) {
+  if (std::uint8_t* slot = ch_.submissions().acquire()) {
     UsbSimDesc d;
     d.op = UsbSimDesc::kCancel;
     d.in = (t.endpoint & 0x80) ? 1 : 0;
     d.tag = std::uint32_t(t.index);
     std::memcpy(slot, &d, sizeof d);
-    ch_->submit().publish(kUsbSimDescBytes);
+    ch_.submissions().publish(kUsbSimDescBytes);
   }
 }
 
@@ -91,7 +91,7 @@ void UsbSimBackend::handle_events(std::uint32_t timeout_us) {
     return;
   }
   const std::uint64_t deadline = now_ns() + std::uint64_t(timeout_us) * 1000;
-  ShmRing& ring = ch_->complete();
+  ShmConsumer& ring = ch_.completions();
   for (;;) {
     const std::uint64_t now = now_ns();
     std::uint32_t len = 0;

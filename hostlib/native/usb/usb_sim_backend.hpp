@@ -33,7 +33,7 @@ class UsbSimBackend final : public UsbBackend {
  private:
   void finish(UsbTransfer& t, UsbStatus s, std::uint32_t actual);
   bool gone(std::uint64_t now);
-  std::unique_ptr<UsbSimChannel> ch_;
+  UsbSimHostEnd ch_;
   std::uint32_t max_packet_;
   std::string name_;
   std::vector<UsbTransfer*> by_tag_;

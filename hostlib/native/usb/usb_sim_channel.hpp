@@ -1,6 +1,6 @@
-// The shared channel between the host's UsbEngine (UsbSimBackend) and the
-// simulator's USB link (UsbSimLink): two shm rings (hilrig/io/shm_ring.hpp) in memfds the
-// simulator creates. The host submits transfers (and cancels) on one; the simulator
+// The shared channel between the host's UsbEngine (UsbSimBackend, on a UsbSimHostEnd)
+// and the simulator's USB link (UsbSimLink, on a UsbSimDeviceEnd): two shm rings
+// (hilrig/io/shm_ring.hpp) in memfds the simulator creates. The host submits transfers (and cancels) on one; the simulator
 // completes them on the other when the bus model (hilrig/usb/usb_bus_model.hpp) says they
 // finish. Each slot is a UsbSimDesc followed by the transfer's data (OUT submissions,
 // IN completions). The simulator holds an exclusive flock on the submit ring's memfd
@@ -31,23 +31,38 @@ struct UsbSimDesc {
 inline constexpr std::uint32_t kUsbSimDescBytes = 64;  // data starts 64-byte aligned after the descriptor
 static_assert(sizeof(UsbSimDesc) <= kUsbSimDescBytes);
 
-class UsbSimChannel {
+// The simulator's end: creates both rings, takes the host's submissions, completes
+// transfers back, and holds the liveness lock for as long as it lives.
+class UsbSimDeviceEnd {
  public:
-  // Simulator side: both rings, sized for `transfers` per direction x `directions`
-  // (each slot: descriptor + transfer_bytes), and the liveness lock taken.
-  static std::unique_ptr<UsbSimChannel> create(std::uint32_t transfer_bytes, std::uint32_t transfers, unsigned directions);
-  // Host side: opens the rings the endpoint names ({"submit_path", "complete_path"}).
-  static std::unique_ptr<UsbSimChannel> open(const nlohmann::json& endpoint);
-  // {"submit_path", "complete_path"}
+  // Both rings sized for `transfers` per direction x `directions` (each slot:
+  // descriptor + transfer_bytes). Throws std::runtime_error.
+  UsbSimDeviceEnd(std::uint32_t transfer_bytes, std::uint32_t transfers, unsigned directions);
+  // {"submit_path", "complete_path"}: what the host opens.
   nlohmann::json endpoint_json() const;
-  // Host side: true once the simulator's process has died (its lock is free).
-  bool peer_gone() const;
-  ShmRing& submit() { return *submit_; }      // host -> simulator
-  ShmRing& complete() { return *complete_; }  // simulator -> host
-  std::uint32_t transfer_bytes() const { return submit_->slot_bytes() - kUsbSimDescBytes; }
+  ShmConsumer& submissions() { return submit_; }  // host -> simulator
+  ShmProducer& completions() { return complete_; }  // simulator -> host
 
  private:
-  std::unique_ptr<ShmRing> submit_, complete_;
+  ShmConsumer submit_;
+  ShmProducer complete_;
+};
+
+// The host's end (UsbSimBackend): submits and cancels transfers, takes completions.
+class UsbSimHostEnd {
+ public:
+  // Opens the rings the endpoint names ({"submit_path", "complete_path"}). Throws
+  // std::invalid_argument (endpoint) / std::runtime_error (a ring).
+  explicit UsbSimHostEnd(const nlohmann::json& endpoint);
+  // True once the simulator's process has died (its lock is free).
+  bool peer_gone() const;
+  ShmProducer& submissions() { return submit_; }
+  ShmConsumer& completions() { return complete_; }
+  std::uint32_t transfer_bytes() const { return submit_.slot_bytes() - kUsbSimDescBytes; }
+
+ private:
+  ShmProducer submit_;
+  ShmConsumer complete_;
 };
 
 }  // namespace hilrig
