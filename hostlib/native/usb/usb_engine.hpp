@@ -1,5 +1,5 @@
 // USB streaming engine: per direction N bulk transfers of S bytes in flight, each
-// resubmitted as it completes, carrying hilrig frames (docs/usb.md). The IN direction
+// resubmitted once done with, carrying hilrig frames (docs/usb.md). The IN direction
 // is a FrameSource fed by the completed IN transfers (a transfer is a batch, taken and
 // released like a UDP batch or ring slots, then resubmitted) and checked by the core's
 // RxChecker; OUT transfers are built by PatternFramer; so a USB stream is counted
