@@ -16,7 +16,7 @@ endif()
 if(HILRIG_BUILD_TESTS AND GTest_FOUND)
   include(GoogleTest)
   add_executable(hilrig_usb_model_tests tests/test_usb_bus_model.cpp tests/test_usb_geometry.cpp
-    tests/test_usb_model_backend.cpp tests/test_usb_sim_channel.cpp)
+    tests/test_usb_model_backend.cpp tests/test_usb_sim_channel.cpp tests/test_usb_frame_source.cpp)
   target_link_libraries(hilrig_usb_model_tests PRIVATE hilrig::core GTest::gtest_main)
   gtest_discover_tests(hilrig_usb_model_tests TEST_PREFIX usb.)
 

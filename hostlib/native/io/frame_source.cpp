@@ -4,12 +4,13 @@
 #include <stdexcept>
 
 #include "hilrig/core/clock.hpp"
+#include "hilrig/core/frame.hpp"
 
 namespace hilrig {
 
 FrameSource::FrameSource(const StreamConfig& cfg) : cfg_(cfg) {
   if (cfg_.transport.kind == TransportKind::usb)
-    throw std::invalid_argument("FrameSource: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
+    throw std::invalid_argument("FrameSource: transport usb is read from a UsbEngine's IN transfers (hostlib._native.UsbStream), not a socket or ring");
   if (cfg_.transport.kind == TransportKind::udp) {
     sock_ = UdpSocket::bind_to(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
     gro_ = gro_wanted() && sock_.enable_gro();
@@ -29,11 +30,15 @@ FrameSource::FrameSource(const StreamConfig& cfg) : cfg_(cfg) {
   max_len_ = ring_->slot_bytes();
 }
 
+FrameSource::FrameSource(TransferFeed& feed, std::uint32_t max_frame_bytes) : feed_(&feed), max_len_(max_frame_bytes) {
+  cfg_.transport.kind = TransportKind::usb;
+}
+
 bool FrameSource::gro_wanted() const { return cfg_.transport.gro && udp_offload_pays(cfg_.frame_bytes); }
 
 std::vector<std::string> FrameSource::warnings() const {
   std::vector<std::string> w;
-  if (ring_) return w;
+  if (ring_ || feed_) return w;
   if (!sock_.buffer_warning().empty()) w.push_back(sock_.buffer_warning());
   if (gro_wanted() && !gro_) w.push_back("udp: the kernel refused UDP_GRO; receiving one datagram per message");
   return w;
@@ -41,6 +46,7 @@ std::vector<std::string> FrameSource::warnings() const {
 
 nlohmann::json FrameSource::endpoint() const {
   if (ring_) return {{"kind", "shm"}, {"path", ring_->ring().path()}, {"slots", ring_->ring().slot_count()}};
+  if (feed_) return {{"kind", "usb"}};
   return {{"kind", "udp"},
           {"host", cfg_.transport.host},
           {"port", sock_.local_port()},
@@ -57,7 +63,43 @@ void FrameSource::next_message() {
   if (seg_ == 0) seg_ = 1;  // a zero-length datagram: nothing to take
 }
 
+FrameView FrameSource::take_transfer() {
+  if (xfer_off_ >= xfer_bytes_) return {};
+  const std::uint8_t* p = xfer_ + xfer_off_;
+  const std::uint32_t left = xfer_bytes_ - xfer_off_;
+  const std::uint64_t len = kFrameHeaderBytes + (left >= kFrameHeaderBytes ? frame_payload_bytes(p) : 0);
+  if (left < kFrameHeaderBytes || len > left) {  // the device ended the transfer inside this frame
+    xfer_off_ = xfer_bytes_;
+    feed_->on_short_transfer();
+    return {p, left, true};
+  }
+  if (len > max_len_) {  // not a frame of this stream: where the next one starts is unknown
+    xfer_off_ = xfer_bytes_;
+    return {p, left, true};
+  }
+  xfer_off_ += std::uint32_t(len);
+  return {p, std::uint32_t(len), false};
+}
+
+void FrameSource::release_transfer() {
+  if (!xfer_held_) return;
+  xfer_held_ = false;
+  xfer_ = nullptr;
+  xfer_bytes_ = xfer_off_ = 0;
+  feed_->release_transfer();
+}
+
 bool FrameSource::wait(std::uint64_t timeout_ns) {
+  if (feed_) {
+    if (xfer_off_ < xfer_bytes_) return true;  // frames of the last transfer are left
+    release_transfer();
+    TransferFeed::Transfer t;
+    if (!feed_->next_transfer(timeout_ns, &t)) return false;
+    xfer_ = t.data;
+    xfer_bytes_ = t.bytes;
+    xfer_held_ = true;
+    return true;
+  }
   if (ring_) {
     ring_->flush_released();  // the producer may be waiting for exactly these slots
     taken_ = 0;

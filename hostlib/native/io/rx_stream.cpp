@@ -34,20 +34,13 @@ RxStream::~RxStream() { stop(); }
 
 void RxStream::run() {
   RxChecker check(c_);
-  FrameHeader h;
   while (!thread_.stop_requested()) {
     // Bounded so stop() is seen within 20 ms.
     if (!src_.wait(20'000'000)) {
       check.on_idle(now_ns(), kRecvTimeoutNs);
       continue;
     }
-    const std::uint64_t now = now_ns();
-    while (const FrameView f = src_.take()) {
-      if (f.malformed) check.on_malformed();
-      else check.on_frame(f.data, f.len, now, &h);
-      src_.release();
-    }
-    check.on_batch_done(now);
+    check_batch(src_, check, now_ns());
   }
   src_.release_batch();
 }

@@ -51,6 +51,19 @@ class StreamThread {
 // A receive wait longer than this with no frame, mid-stream, counts one timeout.
 inline constexpr std::uint64_t kRecvTimeoutNs = 100'000'000;
 
+// Checks every frame of the batch src.wait() made ready, all arrived at now_ns (RxStream,
+// the USB engine): a malformed view is counted, a frame the checker refuses is
+// rejected to the source (a transfer's frames after it cannot be found).
+inline void check_batch(FrameSource& src, RxChecker& check, std::uint64_t now_ns) {
+  FrameHeader h;
+  while (const FrameView f = src.take()) {
+    if (f.malformed) check.on_malformed();
+    else if (!check.on_frame(f.data, f.len, now_ns, &h)) src.reject();
+    src.release();
+  }
+  check.on_batch_done(now_ns);
+}
+
 class RxStream {
  public:
   explicit RxStream(const StreamConfig& cfg);  // binds the socket / creates or opens the ring

@@ -1,9 +1,11 @@
 #include "hilrig/usb/usb_engine.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/framer.hpp"
@@ -139,7 +141,10 @@ UsbEngine::UsbEngine(std::unique_ptr<UsbBackend> backend, const StreamConfig& cf
     if (in) add(link_.endpoint_in);
     if (out) add(link_.endpoint_out);
   }
-  if (in) checker_ = std::make_unique<RxChecker>(rx_);
+  if (in) {
+    in_ = std::make_unique<FrameSource>(static_cast<TransferFeed&>(*this), frame_len_);
+    checker_ = std::make_unique<RxChecker>(rx_);
+  }
 }
 
 UsbEngine::~UsbEngine() {
@@ -208,29 +213,30 @@ void UsbEngine::submit(UsbTransfer& t) {
   }
 }
 
-// Splits an IN transfer into frames. A transfer that ends inside a frame (a short
-// transfer: the device ended it early) loses that frame: malformed, counted once.
-void UsbEngine::take_in(UsbTransfer& t, std::uint64_t now) {
-  FrameHeader h;
-  std::uint32_t off = 0;
-  while (off < t.actual) {
-    const std::uint32_t left = t.actual - off;
-    std::uint32_t payload = 0;
-    if (left >= kFrameHeaderBytes) payload = frame_payload_bytes(t.buffer + off);
-    const std::uint64_t flen = std::uint64_t(kFrameHeaderBytes) + payload;
-    if (left < kFrameHeaderBytes || flen > left) {
-      counter_add(usb_.short_transfers);
-      checker_->on_malformed();
-      break;
-    }
-    if (flen > frame_len_) {  // not a frame of this stream; the rest cannot be found
-      checker_->on_malformed();
-      break;
-    }
-    if (!checker_->on_frame(t.buffer + off, std::size_t(flen), now, &h)) break;
-    off += std::uint32_t(flen);
+bool UsbEngine::next_transfer(std::uint64_t timeout_ns, Transfer* out) {
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  // OUT completions run in here too: they refill and resubmit from their callbacks.
+  while (in_done_.empty() && in_flight_) {
+    const std::uint64_t now = now_ns();
+    backend_->handle_events(std::uint32_t(std::min<std::uint64_t>(deadline > now ? deadline - now : 0, 20'000'000) / 1000));
+    if (now_ns() >= deadline) break;
   }
+  if (in_done_.empty()) return false;
+  in_taken_ = in_done_.front();
+  in_done_.pop_front();
+  *out = {in_taken_->buffer, in_taken_->actual};
+  return true;
 }
+
+void UsbEngine::release_transfer() {
+  UsbTransfer& t = *std::exchange(in_taken_, nullptr);
+  // A cancelled transfer stays back, and nothing goes out once stopping or failed.
+  if (stopping_ || t.status == UsbStatus::cancelled || !error().empty()) return;
+  t.length = link_.transfer_bytes;
+  submit(t);
+}
+
+void UsbEngine::on_short_transfer() { counter_add(usb_.short_transfers); }
 
 void UsbEngine::complete(UsbTransfer& t) {
   t.in_flight = false;
@@ -249,9 +255,11 @@ void UsbEngine::complete(UsbTransfer& t) {
         counter_add(usb_.bytes_transferred, t.actual);
       }
       if (is_in) {
-        take_in(t, now);
-        checker_->on_batch_done(now);
-      } else {
+        // A batch of in_: the event loop takes its frames, then resubmits it.
+        in_done_.push_back(&t);
+        return;
+      }
+      {
         const std::uint64_t frames = t.actual / frame_len_, asked = t.length / frame_len_;
         if (t.actual < t.length && t.status == UsbStatus::completed) counter_add(usb_.short_transfers);
         counter_add(tx_.frames_sent, frames);
@@ -293,7 +301,7 @@ void UsbEngine::complete(UsbTransfer& t) {
   }
   if (!again) return;
   if (!is_in) fill_out(t, false);
-  else t.length = link_.transfer_bytes;
+  else t.length = link_.transfer_bytes;  // an overflowed IN transfer: its data is gone
   submit(t);
 }
 
@@ -305,7 +313,14 @@ void UsbEngine::run() {
   }
   std::uint64_t deadline = 0;
   for (;;) {
-    if (in_flight_) backend_->handle_events(20'000);
+    if (in_) {
+      if (in_->wait(20'000'000)) {
+        check_batch(*in_, *checker_, now_ns());
+        in_->release_batch();  // resubmits the transfer
+      }
+    } else if (in_flight_) {
+      backend_->handle_events(20'000);
+    }
     const std::uint64_t now = now_ns();
     const bool failed = !error().empty();
     if ((stop_.load(std::memory_order_relaxed) || failed) && !stopping_) {
@@ -324,13 +339,13 @@ void UsbEngine::run() {
           }
       }
     }
-    if (in_flight_ == 0) {
+    if (in_flight_ == 0 && in_done_.empty()) {
       if (stopping_ || failed) break;
       // Nothing in flight and not stopping: wait for stop (all submits failed).
       sleep_until_ns(now + 20'000'000);
       continue;
     }
-    if (stopping_ && now > deadline) {
+    if (stopping_ && now > deadline && in_done_.empty()) {
       counter_add(usb_.abandoned, in_flight_);
       fail(std::to_string(in_flight_) + " transfer(s) did not come back within " +
            std::to_string(kStopDeadlineNs / 1'000'000) + " ms of stop (device not answering); abandoned");

@@ -1,12 +1,16 @@
 // USB streaming engine: per direction N bulk transfers of S bytes in flight, each
-// resubmitted as it completes, carrying hilrig frames (docs/usb.md). Received
-// transfers go through the core's RxChecker, sent ones are built by PatternFramer,
-// so a USB stream is counted exactly like a UDP or shm one. The bytes move through a
-// UsbBackend: libusb-1.0 async (usb_libusb.hpp) for real devices, the simulator's USB
-// link later. One event thread per engine (one backend context).
+// resubmitted once done with, carrying hilrig frames (docs/usb.md). The IN direction
+// is a FrameSource fed by the completed IN transfers (a transfer is a batch, taken and
+// released like a UDP batch or ring slots, then resubmitted) and checked by the core's
+// RxChecker; OUT transfers are built by PatternFramer; so a USB stream is counted
+// exactly like a UDP or shm one. The bytes move through a UsbBackend: libusb-1.0 async
+// (usb_libusb.hpp) for real devices, the simulator's USB link (usb_sim_backend.hpp),
+// the bus model's in-process device (usb_model_backend.hpp). One event thread per
+// engine (one backend context) runs both directions.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +21,7 @@
 
 #include "hilrig/core/config.hpp"
 #include "hilrig/core/rx_check.hpp"
+#include "hilrig/io/frame_source.hpp"
 #include "hilrig/io/streams.hpp"
 
 namespace hilrig {
@@ -109,7 +114,7 @@ struct UsbCounters {
   C no_device{0}, overflows{0}, errors{0}, submit_errors{0}, abandoned{0};
 };
 
-class UsbEngine {
+class UsbEngine final : private TransferFeed {
  public:
   // cfg.direction: rx (IN only), tx (OUT only), loopback (both). Checks the geometry
   // against the endpoints' max packet size; throws std::invalid_argument with the fix.
@@ -140,7 +145,11 @@ class UsbEngine {
   void fail(const std::string& what);
   void submit(UsbTransfer& t);
   void fill_out(UsbTransfer& t, bool eob);
-  void take_in(UsbTransfer& t, std::uint64_t now);
+  // The feed of in_ (event thread): completed IN transfers in completion order; the one
+  // taken is resubmitted when in_ releases its batch, unless the stream is stopping.
+  bool next_transfer(std::uint64_t timeout_ns, Transfer* out) override;
+  void release_transfer() override;
+  void on_short_transfer() override;
 
   std::unique_ptr<UsbBackend> backend_;
   StreamConfig cfg_;
@@ -153,6 +162,9 @@ class UsbEngine {
   unsigned in_flight_ = 0;                    // event thread only
   std::uint64_t tx_seq_ = 0;                  // event thread only
   std::unique_ptr<PatternFramer> framer_;
+  std::deque<UsbTransfer*> in_done_;  // event thread only
+  UsbTransfer* in_taken_ = nullptr;   // event thread only
+  std::unique_ptr<FrameSource> in_;   // rx and loopback
   std::unique_ptr<RxChecker> checker_;
   RxCounters rx_;
   TxCounters tx_;
