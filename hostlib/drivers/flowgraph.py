@@ -22,6 +22,7 @@ Two faces, so that each driver keeps its own control flow:
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from ._native_facade import Endpoint, RadioStats
 from .lab_chain import LabChain, load_chain
 
 BYTES_PER_ITEM = {"sc16": 4, "sc8": 2, "fc32": 8}
+FLOWGRAPH_DRAIN_S = 5.0   # the longest a flowgraph whose source saw EOB may take to drain
 
 
 class RigSource(Protocol):
@@ -212,6 +214,22 @@ class Flowgraph:
             self._cpu_ns = time.process_time_ns() - self._cpu0
             self.running = False
 
+    def finish(self, timeout_s: float) -> None:
+        """Lets the flowgraph end on its own (its source returned WORK_DONE at the stream's
+        EOB): GNU Radio then runs every block until its input is used up, so all the source
+        produced reaches the check, however late a busy machine schedules the blocks (a
+        stop() instead drops what is still in their buffers). Stopped after timeout_s."""
+        if not self.running:
+            return
+        guard = threading.Timer(timeout_s, self.tb.stop)
+        guard.start()
+        try:
+            self.tb.wait()
+        finally:
+            guard.cancel()
+        self._cpu_ns = time.process_time_ns() - self._cpu0
+        self.running = False
+
     def counts(self) -> RxCounters:
         """The check's counts under the case's names, and the receive CPU."""
         c = self.check
@@ -248,7 +266,10 @@ class FlowgraphRx:
         self.graph.start()
 
     def stop(self) -> None:
-        self.graph.stop()
+        if self.source.stats().get("eob_received"):
+            self.graph.finish(FLOWGRAPH_DRAIN_S)
+        else:
+            self.graph.stop()
 
     def stats(self) -> RxCounters:
         s: RxCounters = {**self.source.stats()}
