@@ -146,7 +146,11 @@ def test_usb2_rxtx_shares_one_bus(write_case, sim_rig):
     result = run_case(case, sim_rig, run_id="t")
     m = result.metrics
     assert result.verdict == "FAIL", result.message
-    assert m["throughput_Bps"] < 53.248e6
+    # TX counts what the device played, which may include what its FIFO held at the
+    # window's start (filled over the bus before it): at most that on top of the bus.
+    fifo_bytes = int(case.fifo_frames or 0) * case.frame_bytes
+    assert m["throughput_Bps"] < 53.248e6 + fifo_bytes / m["duration_s"]
+    assert m["throughput_Bps"] < 0.75 * 2 * 42.7e6     # not both legs at their rate
     assert result.legs["rx"]["throughput_Bps"] > 10e6 and result.legs["tx"]["throughput_Bps"] > 10e6
 
 
