@@ -48,7 +48,11 @@ std::atomic<bool> g_log_to_python{false};
   try {
     py::module_::import("logging").attr("getLogger")(logger).attr("log")(level, message);
   } catch (py::error_already_set& e) {
-    e.discard_as_unraisable("hilrig: forwarding a device library's log record");
+    // On the main thread a pending signal's handler runs inside this call (Ctrl-C, the
+    // CLI's SIGTERM): its KeyboardInterrupt cannot pass through the library's frames, so
+    // it is armed again for the interpreter's next check instead of lost with the record.
+    if (e.matches(PyExc_KeyboardInterrupt)) PyErr_SetInterrupt();
+    else e.discard_as_unraisable("hilrig: forwarding a device library's log record");
   }
 }
 
