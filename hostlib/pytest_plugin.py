@@ -176,7 +176,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     run.selected = session.config.stash.get(_ITEMS_KEY, 0)
     if exitstatus == pytest.ExitCode.INTERRUPTED:
-        run.finish()  # no waiting on a server after Ctrl-C; the next run ships it
+        run.finish(report=False)  # Ctrl-C: no waiting on a server or on plots; the next run ships it
     else:
         run.close()  # evidence, run row, release, HTML report, ship
     if run.nothing_tested and exitstatus == pytest.ExitCode.OK:

@@ -109,7 +109,7 @@ class RunSession:
         if exc_type is None:
             self.close()
         else:
-            self.finish()
+            self.finish(report=not issubclass(exc_type, KeyboardInterrupt))
 
     def close(self) -> None:
         """The end of a run that was not interrupted: finish(), then ship and say how it went."""
@@ -117,9 +117,11 @@ class RunSession:
         for line in self.ship():
             self.say(line)
 
-    def finish(self) -> None:
+    def finish(self, *, report: bool = True) -> None:
         """Stamp the evidence, append the run row, release the outbox file, write the HTML
-        report. Idempotent."""
+        report. Idempotent. report=False (Ctrl-C, SIGTERM: the prompt comes back at once,
+        not after seconds of plotting) leaves the report to `hilrig report <run_id>`, which
+        writes the same page from the evidence, and says so."""
         if self._finished or self.run_id is None:
             return
         self._finished = True
@@ -137,7 +139,12 @@ class RunSession:
             if self._lock is not None:
                 self._lock.release()
         if self.results and self.evidence is not None and self.evidence.path.is_file():
-            self.write_report()
+            if report:
+                self.write_report()
+            else:
+                self.report_problem = "interrupted"
+                self.say(f"hilrig report: not written (interrupted); `hilrig report {self.run_id}` "
+                         "writes it from the evidence")
 
     # A run this big says that its report takes a moment (one plot per case, ~0.1 s each).
     SLOW_REPORT_CASES = 50

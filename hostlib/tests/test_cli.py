@@ -57,27 +57,42 @@ def test_interrupted_run_keeps_measured_results_and_leaks_nothing(tmp_path):
              transport: {kind: shm, frame_bytes: 8048}, duration: 30 s}
     """))
     outbox = tmp_path / "outbox"
-    proc = hilrig("run", str(cases), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(outbox), cwd=tmp_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        files = list(outbox.glob("*.lp"))
-        if files and "first" in files[0].read_text():
+    # PYTHONFAULTHANDLER: should the run not exit, SIGABRT makes it print every thread's stack.
+    proc = hilrig("run", str(cases), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(outbox), cwd=tmp_path,
+                  env={**os.environ, "PYTHONFAULTHANDLER": "1", "COLUMNS": "200"})
+    assert proc.stdout is not None
+    seen: list[str] = []
+    for line in proc.stdout:   # until the second case reports its first second of streaming
+        seen.append(line)
+        if any(l.startswith("[2/2]") for l in seen) and "t=" in line:
             break
-        time.sleep(0.1)
     else:
-        proc.kill()
-        raise AssertionError("first case never reached the outbox: " + proc.communicate()[0])
-    time.sleep(1.0)  # the second case is streaming now
+        raise AssertionError("the second case never streamed: " + "".join(seen))
+    files = list(outbox.glob("*.lp"))
     ours = sim_pids(parent=proc.pid)
     assert ours, "the second case's simulator is not running"
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=20)
+    try:
+        rest, _ = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        rest, _ = proc.communicate(timeout=20)
+        raise AssertionError("the run did not end within 20 s of SIGINT; its threads:\n" + "".join(seen) + rest)
+    out = "".join(seen) + rest
     assert proc.returncode == 130, out
     lines = [l for l in files[0].read_text().splitlines() if l.startswith("hilrig_case")]
     assert len(lines) == 1 and "testcase=first" in lines[0]
     time.sleep(0.2)
     assert sim_pids() & ours == set(), "simulator left running after Ctrl-C"
     assert "interrupted" in out
+    # Ctrl-C gives the prompt back without plotting; the report is one command away.
+    run_id = files[0].stem
+    assert f"hilrig report: not written (interrupted); `hilrig report {run_id}`" in out, out
+    assert not list((tmp_path / "results" / "reports").glob("*.html"))
+    report = hilrig("report", run_id, cwd=tmp_path)
+    out, _ = report.communicate(timeout=120)
+    assert report.returncode == 0, out
+    assert list((tmp_path / "results" / "reports").glob(f"{run_id}*.html")), out
 
 
 @requires_native
