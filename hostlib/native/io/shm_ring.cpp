@@ -24,6 +24,7 @@ struct alignas(64) ShmRing::Header {
   std::uint32_t slot_count;
   std::uint32_t slot_stride;  // slot_bytes rounded up to kSlotAlignBytes (slot_stride_for)
   std::uint32_t slot_bytes;
+  std::uint32_t publish;      // RingPublish, fixed by the creator
   alignas(64) std::atomic<std::uint64_t> head;   // next slot the producer fills
   std::atomic<std::uint32_t> head_futex;         // low 32 bits of head, futex word
   std::atomic<std::uint32_t> consumer_waiting;
@@ -39,15 +40,51 @@ static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32
 static_assert(std::is_standard_layout_v<ShmRing::Header>);
 static_assert(offsetof(ShmRing::Header, magic) == 0 && offsetof(ShmRing::Header, version) == 8);
 static_assert(offsetof(ShmRing::Header, slot_count) == 12 && offsetof(ShmRing::Header, slot_stride) == 16 &&
-              offsetof(ShmRing::Header, slot_bytes) == 20);
+              offsetof(ShmRing::Header, slot_bytes) == 20 && offsetof(ShmRing::Header, publish) == 24);
+static_assert(sizeof(RingPublish) == 4);
 static_assert(offsetof(ShmRing::Header, head) == 64 && offsetof(ShmRing::Header, head_futex) == 72 &&
               offsetof(ShmRing::Header, consumer_waiting) == 76);
 static_assert(offsetof(ShmRing::Header, tail) == 128 && offsetof(ShmRing::Header, tail_futex) == 136 &&
               offsetof(ShmRing::Header, producer_waiting) == 140);
 static_assert(sizeof(ShmRing::Header) == 256 && alignof(ShmRing::Header) == 64);
 
+const char* ring_publish_name(RingPublish p) {
+  switch (p) {
+    case RingPublish::batched: return "batched";
+    case RingPublish::immediate: return "immediate";
+    case RingPublish::lamport: return "lamport";
+    case RingPublish::flag: return "flag";
+    case RingPublish::adaptive: return "adaptive";
+  }
+  return "unknown";
+}
+
+RingPublish parse_ring_publish(std::string_view name) {
+  std::string known;
+  for (RingPublish p : kRingPublishAll) {
+    if (name == ring_publish_name(p)) return p;
+    known += std::string(known.empty() ? "" : ", ") + ring_publish_name(p);
+  }
+  throw std::invalid_argument("shm ring: unknown publish strategy \"" + std::string(name) + "\" (known: " + known + ")");
+}
+
 namespace {
 constexpr std::size_t kHeaderBytes = 4096;
+
+bool known_publish(std::uint32_t v) { return v <= std::uint32_t(RingPublish::adaptive); }
+
+// A slot's length word, atomic for the strategies that publish through it.
+std::atomic_ref<std::uint32_t> length_word(const ShmRing::Layout& lay, std::uint32_t pos) {
+  return std::atomic_ref<std::uint32_t>(lay.lengths[pos]);
+}
+static_assert(std::atomic_ref<std::uint32_t>::is_always_lock_free && std::atomic_ref<std::uint32_t>::required_alignment == 4);
+
+// The full bit a frame written (or read) at ring index `index` carries.
+std::uint32_t full_bit_at(const ShmRing::Layout& lay, std::uint64_t index) {
+  if (lay.publish == RingPublish::flag) return ShmRing::Layout::kFullBit;
+  if (lay.publish == RingPublish::adaptive) return (index / lay.count) % 2 == 0 ? ShmRing::Layout::kFullBit : 0;
+  return 0;
+}
 static_assert(sizeof(ShmRing::kMagic) == 8);
 
 long futex(std::atomic<std::uint32_t>* addr, int op, std::uint32_t val, const timespec* ts) {
@@ -118,7 +155,7 @@ ShmRing::~ShmRing() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes) {
+void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes, RingPublish publish) {
   std::uint32_t stride = std::uint32_t(slot_stride_for(slot_bytes));
   const std::size_t lengths_bytes = slot_stride_for(std::size_t(slot_count) * sizeof(std::uint32_t));
   map_bytes_ = kHeaderBytes + lengths_bytes + std::size_t(slot_count) * stride;
@@ -142,17 +179,22 @@ void ShmRing::map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slo
     h->slot_count = slot_count;
     h->slot_stride = stride;
     h->slot_bytes = slot_bytes;
+    h->publish = std::uint32_t(publish);
   }
   layout_.header = h;
   layout_.lengths = reinterpret_cast<std::uint32_t*>(static_cast<std::uint8_t*>(base_) + kHeaderBytes);
   layout_.slots = static_cast<std::uint8_t*>(base_) + kHeaderBytes + lengths_bytes;
   layout_.count = h->slot_count;
   layout_.stride = h->slot_stride;
+  layout_.publish = RingPublish(h->publish);
+  layout_.lap_flip = layout_.publish == RingPublish::adaptive ? Layout::kFullBit : 0;
   layout_.prefetch_slots = std::clamp<std::uint32_t>(Layout::kPrefetchAheadBytes / layout_.stride, 1, layout_.count - 1);
 }
 
-std::shared_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes) {
+std::shared_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t slot_bytes, RingPublish publish) {
   if (slot_count < 2) throw std::invalid_argument("shm ring: slot_count must be >= 2");
+  if (slot_bytes >= Layout::kFullBit) throw std::invalid_argument("shm ring: slot_bytes must be below 2 GiB");
+  if (!known_publish(std::uint32_t(publish))) throw std::invalid_argument("shm ring: unknown publish strategy");
   if (slot_bytes < 48) throw std::invalid_argument("shm ring: slot_bytes must hold at least a 48-byte frame header");
   // No MFD_CLOEXEC: a child process may inherit it; others open /proc/<pid>/fd/<n>.
   int fd = memfd_create("hilrig-ring", 0);
@@ -160,7 +202,7 @@ std::shared_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t
   fchmod(fd, 0600);
   std::shared_ptr<ShmRing> r(new ShmRing());
   try {
-    r->map(fd, true, slot_count, slot_bytes);
+    r->map(fd, true, slot_count, slot_bytes, publish);
   } catch (...) {
     ::close(fd);
     throw;
@@ -169,7 +211,7 @@ std::shared_ptr<ShmRing> ShmRing::create(std::uint32_t slot_count, std::uint32_t
   return r;
 }
 
-std::shared_ptr<ShmRing> ShmRing::open(const std::string& path) {
+std::shared_ptr<ShmRing> ShmRing::open(const std::string& path, RingPublish publish) {
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) throw std::runtime_error("shm ring: cannot open '" + path + "': " + std::strerror(errno));
   Header probe;
@@ -177,9 +219,15 @@ std::shared_ptr<ShmRing> ShmRing::open(const std::string& path) {
     ::close(fd);
     throw std::runtime_error("shm ring: '" + path + "' is not a hilrig ring of this layout (magic or version differ)");
   }
+  if (probe.publish != std::uint32_t(publish)) {
+    ::close(fd);
+    const char* theirs = known_publish(probe.publish) ? ring_publish_name(RingPublish(probe.publish)) : "unknown";
+    throw std::runtime_error("shm ring: '" + path + "' publishes by \"" + theirs + "\", this end by \"" +
+                             ring_publish_name(publish) + "\" (both ends must use one strategy)");
+  }
   std::shared_ptr<ShmRing> r(new ShmRing());
   try {
-    r->map(fd, false, probe.slot_count, probe.slot_bytes);
+    r->map(fd, false, probe.slot_count, probe.slot_bytes, publish);
   } catch (...) {
     ::close(fd);
     throw;
@@ -208,9 +256,14 @@ ShmProducer::ShmProducer(std::shared_ptr<ShmRing> ring) : ShmRingEnd(std::move(r
   local_head_ = published_head_ = lay_.header->head.load(std::memory_order_acquire);
   cached_tail_ = lay_.header->tail.load(std::memory_order_acquire);
   head_pos_ = std::uint32_t(local_head_ % lay_.count);
+  head_full_ = full_bit_at(lay_, local_head_);
 }
 
 std::uint8_t* ShmProducer::acquire() {
+  // flag: the slot is free once the consumer has cleared its length word (that clear
+  // is a release after its last read of the slot).
+  if (lay_.publish == RingPublish::flag)
+    return length_word(lay_, head_pos_).load(std::memory_order_acquire) == 0 ? lay_.slot_at(head_pos_) : nullptr;
   const std::uint32_t count = lay_.count;
   if (local_head_ - cached_tail_ >= count) {
     cached_tail_ = lay_.header->tail.load(std::memory_order_acquire);
@@ -229,9 +282,19 @@ std::uint32_t ShmProducer::free_slots() {
 }
 
 void ShmProducer::publish_deferred(std::uint32_t len) {
-  lay_.lengths[head_pos_] = len;  // published by the head store in flush_published
+  const RingPublish how = lay_.publish;
+  if (how == RingPublish::batched || how == RingPublish::lamport) {
+    lay_.lengths[head_pos_] = len;  // published by the head store in flush_published
+  } else if (how == RingPublish::immediate) {
+    lay_.lengths[head_pos_] = len;  // published by the head store just below
+    lay_.header->head.store(local_head_ + 1, std::memory_order_release);
+  } else {
+    // flag, adaptive: the release store of the word publishes the slot's bytes.
+    length_word(lay_, head_pos_).store(len | head_full_, std::memory_order_release);
+  }
   ++local_head_;
   head_pos_ = lay_.next_pos(head_pos_);
+  if (head_pos_ == 0) head_full_ ^= lay_.lap_flip;
 }
 
 void ShmProducer::flush_published() {
@@ -258,9 +321,21 @@ ShmConsumer::ShmConsumer(std::shared_ptr<ShmRing> ring) : ShmRingEnd(std::move(r
   local_tail_ = released_tail_ = lay_.header->tail.load(std::memory_order_acquire);
   cached_head_ = lay_.header->head.load(std::memory_order_acquire);
   tail_pos_ = std::uint32_t(local_tail_ % lay_.count);
+  tail_full_ = full_bit_at(lay_, local_tail_);
 }
 
 const std::uint8_t* ShmConsumer::peek(std::uint32_t* len) {
+  const RingPublish how = lay_.publish;
+  if (how == RingPublish::flag || (how == RingPublish::adaptive && local_tail_ >= cached_head_)) {
+    // The slot's own word says whether it holds this lap's frame (acquire: its bytes
+    // are then visible). adaptive re-reads the head once per line of length words, so
+    // a long run published by one flush goes back to the cached path (and prefetches).
+    const std::uint32_t word = length_word(lay_, tail_pos_).load(std::memory_order_acquire);
+    if ((word & ShmRing::Layout::kFullBit) != tail_full_) return nullptr;
+    if (how == RingPublish::adaptive && tail_pos_ % 16 == 0) cached_head_ = lay_.header->head.load(std::memory_order_acquire);
+    *len = word & ~ShmRing::Layout::kFullBit;
+    return lay_.slot_at(tail_pos_);
+  }
   if (local_tail_ == cached_head_) {
     cached_head_ = lay_.header->head.load(std::memory_order_acquire);
     if (local_tail_ == cached_head_) return nullptr;
@@ -270,13 +345,20 @@ const std::uint8_t* ShmConsumer::peek(std::uint32_t* len) {
   // cover a cross-core transfer (never touch an unpublished slot: that would steal
   // lines the producer is still writing).
   if (local_tail_ + lay_.prefetch_slots < cached_head_) lay_.prefetch_ahead_of<false>(tail_pos_);
-  *len = lay_.lengths[tail_pos_];
+  *len = lay_.lengths[tail_pos_] & ~lay_.lap_flip;  // adaptive: the word's lap bit is not length
   return lay_.slot_at(tail_pos_);
 }
 
 void ShmConsumer::release_deferred() {
+  const RingPublish how = lay_.publish;
+  if (how == RingPublish::flag) {
+    length_word(lay_, tail_pos_).store(0, std::memory_order_release);  // after every read of the slot
+  } else if (how == RingPublish::immediate || how == RingPublish::lamport) {
+    lay_.header->tail.store(local_tail_ + 1, std::memory_order_release);
+  }
   ++local_tail_;
   tail_pos_ = lay_.next_pos(tail_pos_);
+  if (tail_pos_ == 0) tail_full_ ^= lay_.lap_flip;
 }
 
 void ShmConsumer::flush_released() {

@@ -20,8 +20,33 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace hilrig {
+
+// How the producer makes a frame visible and the consumer frees its slot
+// (docs/performance.md "Publish strategies" has the ordering argument of each). Both
+// processes must agree: the creator stores it in the shared header and open()
+// refuses a ring of another strategy.
+//   batched    the head index is stored once per flush_published (and the tail once per
+//              flush_released); a slot's length is plain data published by that store.
+//   immediate  the head index is stored on every publish, the tail on every release.
+//   lamport    head batched as in `batched`; the consumer writes its tail back on every
+//              release, so the producer sees free slots at once.
+//   flag       FastForward: a slot is full while its length word is non-zero; the
+//              producer fills it (release) and the consumer clears it (release) on
+//              release; neither reads the other's index on the per-frame path.
+//   adaptive   the length word carries a lap bit (no slot byte added): a frame is
+//              visible on publish, as with flags, while the consumer frees slots by
+//              the batched tail index and the producer checks space against a cached
+//              tail, as in `batched`; the consumer takes frames from the cached head
+//              (known published) without looking at their word.
+enum class RingPublish : std::uint32_t { batched = 0, immediate = 1, lamport = 2, flag = 3, adaptive = 4 };
+inline constexpr RingPublish kRingPublishAll[] = {RingPublish::batched, RingPublish::immediate, RingPublish::lamport,
+                                                  RingPublish::flag, RingPublish::adaptive};
+const char* ring_publish_name(RingPublish p);
+// Throws std::invalid_argument naming the strategies known.
+RingPublish parse_ring_publish(std::string_view name);
 
 class ShmRing {
  public:
@@ -29,7 +54,8 @@ class ShmRing {
   // Slot lengths live in their own array, not in front of each slot: a 256-byte frame
   // then moves in 4 cache lines instead of 5 (the frame stays 64-byte aligned).
   static constexpr std::size_t kSlotAlignBytes = 64;
-  static constexpr std::uint32_t kLayoutVersion = 2;  // 2: lengths in their own array
+  // 2: lengths in their own array; 3: the publish strategy in the header
+  static constexpr std::uint32_t kLayoutVersion = 3;
   // The stride of a slot that carries frames of up to slot_bytes.
   static constexpr std::size_t slot_stride_for(std::size_t slot_bytes) {
     return (slot_bytes + kSlotAlignBytes - 1) / kSlotAlignBytes * kSlotAlignBytes;
@@ -40,14 +66,17 @@ class ShmRing {
   ShmRing& operator=(const ShmRing&) = delete;
 
   // Creates a ring; slot_bytes is the largest frame it carries. Throws std::runtime_error.
-  [[nodiscard]] static std::shared_ptr<ShmRing> create(std::uint32_t slot_count, std::uint32_t slot_bytes);
-  // Opens a ring created by another process (or this one) by its /proc path.
-  [[nodiscard]] static std::shared_ptr<ShmRing> open(const std::string& path);
+  [[nodiscard]] static std::shared_ptr<ShmRing> create(std::uint32_t slot_count, std::uint32_t slot_bytes,
+                                                       RingPublish publish = RingPublish::batched);
+  // Opens a ring created by another process (or this one) by its /proc path; throws
+  // std::runtime_error when its strategy is not `publish`.
+  [[nodiscard]] static std::shared_ptr<ShmRing> open(const std::string& path, RingPublish publish = RingPublish::batched);
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }  // the memfd (the USB link's channel locks it to say "alive")
   std::uint32_t slot_count() const { return layout_.count; }
   std::uint32_t slot_bytes() const;  // max frame bytes per slot
+  RingPublish publish() const { return layout_.publish; }
 
   // The header both processes map (shm_ring.cpp pins its layout with static_asserts).
   struct Header;
@@ -59,6 +88,13 @@ class ShmRing {
     std::uint8_t* slots = nullptr;
     std::uint32_t* lengths = nullptr;  // lengths[pos]: bytes published in slot pos
     std::uint32_t count = 0, stride = 0;
+    RingPublish publish = RingPublish::batched;
+    // Length words of the flag strategies: kFullBit set = the slot holds a frame (flag),
+    // or = the lap parity the slot's frame was written in (adaptive; lap 0 writes it set,
+    // so a zeroed ring reads empty). lap_flip is what a wrap to slot 0 XORs into the
+    // expected bit: kFullBit for adaptive, 0 otherwise.
+    static constexpr std::uint32_t kFullBit = 0x80000000u;
+    std::uint32_t lap_flip = 0;
     // Each side prefetches the slot this many ahead: about kPrefetchAheadBytes of
     // stream, 16 frames at 256 bytes, enough to cover a line transfer between cores
     // that do not share a cache (10 interleaved 0.5 s runs: median 25 M frames/s
@@ -84,7 +120,7 @@ class ShmRing {
   friend class ShmRingEnd;
   ShmRing() = default;
   Header* header() const { return layout_.header; }
-  void map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes);
+  void map(int fd, bool init, std::uint32_t slot_count, std::uint32_t slot_bytes, RingPublish publish);
 
   int fd_ = -1;
   void* base_ = nullptr;
@@ -128,9 +164,11 @@ class ShmProducer : public ShmRingEnd {
 
   [[nodiscard]] std::uint8_t* acquire();
   void publish(std::uint32_t len);
-  // Batched publishing: publish_deferred() hands the slot on locally, flush_published()
-  // makes every deferred slot visible with one store (and one wake if needed).
-  // acquire_wait flushes first, so a deferred slot never deadlocks the pair.
+  // Batched publishing: publish_deferred() hands the slot on (visible at once with the
+  // immediate, flag and adaptive strategies, at the next flush with batched and
+  // lamport), flush_published() makes every deferred slot visible with one store and
+  // wakes a sleeping consumer. Flush before going idle: acquire_wait flushes first, so
+  // a deferred slot never deadlocks the pair.
   void publish_deferred(std::uint32_t len);
   void flush_published();
   // Blocks up to timeout_ns for a free slot (futex); nullptr on timeout.
@@ -141,6 +179,7 @@ class ShmProducer : public ShmRingEnd {
  private:
   std::uint64_t local_head_ = 0, cached_tail_ = 0, published_head_ = 0;
   std::uint32_t head_pos_ = 0;  // local_head_ % count, kept by wrapping
+  std::uint32_t head_full_ = 0;  // flag/adaptive: the full bit this lap writes into a length word
 };
 
 // The consumer end. peek() returns the oldest frame (and its length) or nullptr when
@@ -161,6 +200,7 @@ class ShmConsumer : public ShmRingEnd {
  private:
   std::uint64_t local_tail_ = 0, cached_head_ = 0, released_tail_ = 0;
   std::uint32_t tail_pos_ = 0;  // local_tail_ % count, kept by wrapping
+  std::uint32_t tail_full_ = 0;  // flag/adaptive: the full bit a frame of this lap carries
 };
 
 }  // namespace hilrig
