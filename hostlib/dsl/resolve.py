@@ -6,6 +6,7 @@ core (hostlib.transports.resolve_stream) and the Case carries the result.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from hostlib.dsl.case import Case, Requirements, SweepValue, YamlValue
 from hostlib.dsl.schema import CaseModel, TransportModel
 from hostlib.dsl.semantics import Err, at_highest_candidate, search_spec, semantic, semantic_after_repair
 from hostlib.dsl.yamlsrc import pydantic_errors
-from hostlib.transports import resolve_faults, resolve_stream
+from hostlib.transports import resolve_faults, resolve_stream, stream_defaults
 from hostlib.transports.config import Json, JsonObject
 from hostlib.transports.usb import usb_transfers
 
@@ -51,7 +52,7 @@ def resolve_case(data: dict[str, YamlValue], file: str, line: int,
         stream = resolve_stream(_partial_stream(m, rate_sps))
         faults = resolve_faults(m.faults.given())
     except ValueError as e:   # what the core's parser refuses, at the field it came from
-        return None, [_core_error(str(e))]
+        return None, [_core_error(str(e), m)]
     label = ", ".join(f"{k}={fmt_value(v)}" for k, v in point.items())
     case = Case(
         name=m.name, test_name=f"{m.name} [{label}]" if point else m.name, source_file=file, source_line=line,
@@ -81,12 +82,16 @@ def _partial_stream(m: CaseModel, rate_sps: float) -> JsonObject:
             "frame_bytes": t.frame_bytes, "pattern": m.pattern, "transport": transport}
 
 
-def _core_error(message: str) -> Err:
+def _core_error(message: str, m: CaseModel) -> Err:
     """'stream config.transport.slots: must be ...' -> (("transport", "slots"), message)."""
     where, _, what = message.partition(": ")
     parts = where.split(".")[1:] if "." in where else []
     if parts and re.fullmatch(r"[a-z_]+", parts[-1]):
         parts[-1] = _YAML_KEY.get(parts[-1], parts[-1])
+        if parts == ["transport", "publish"] and m.transport.publish is not None:
+            names = stream_defaults()["ring_publish_names"]
+            close = difflib.get_close_matches(m.transport.publish, names, n=1, cutoff=0.5)
+            what = f"did you mean '{close[0]}'? {what}" if close else what
         return tuple(parts), what
     return (), message
 

@@ -106,6 +106,7 @@ class TransportModel(BaseModel):
     busy_poll: Annotated[bool, Field(strict=True)] | None = None  # spin on the socket (default off)
     # shm knobs
     slots: Annotated[int, Field(strict=True, ge=2, le=65536)] | None = None
+    publish: NonEmpty | None = None   # the ring's publish strategy; the core's parser checks the name
     # usb knobs (docs/usb.md): bytes per bulk transfer, transfers in flight per direction,
     # or their product buffer_bytes; link: the simulator's bus model
     transfer_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=64 * 1024**2)] | None = None

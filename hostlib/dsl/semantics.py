@@ -33,7 +33,7 @@ __all__ = ["Err", "Semantics", "at_highest_candidate", "search_spec", "semantic"
 
 Err = tuple[Path_, str]
 _UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll")
-_SHM_KNOBS = ("slots",)
+_SHM_KNOBS = ("slots", "publish")
 _KNOBS = {"udp": _UDP_KNOBS, "shm": _SHM_KNOBS, "usb": USB_KNOBS}
 
 

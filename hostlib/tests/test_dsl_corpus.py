@@ -25,6 +25,8 @@ EXPECTED = {
     "frame_too_big.yaml": [(8, "transport.frame_bytes", "65504")],
     "frame_not_multiple.yaml": [(7, "transport.frame_bytes", "nearest 8000 or 8008")],
     "knob_of_other_transport.yaml": [(9, "transport.slots", "not a udp setting")],
+    # the core's parser refuses the name; the loader places it and suggests one
+    "unknown_ring_publish.yaml": [(9, "transport.publish", "did you mean 'adaptive'")],
     "missing_required.yaml": [(1, "direction", "required")],
     "timeout_too_short.yaml": [(9, "timeout", "duration + warmup")],
     "sweep_bad_point.yaml": [(10, "transport.frame_bytes", "sweep point [transport.frame_bytes=1400]")],

@@ -52,6 +52,23 @@ def test_python_reads_every_default_from_the_core():
     assert default_fifo_frames(2**30) == d["fifo_min_frames"]
 
 
+def test_ring_publish_strategies_are_the_cores_and_a_case_picks_one(tmp_path):
+    from hostlib.dsl import load_cases
+    from hostlib.transports import resolve_stream, stream_defaults
+    from hostlib.transports.config import RingPublish, ShmTransport
+    d = stream_defaults()
+    assert [p.value for p in RingPublish] == d["ring_publish_names"]
+    t = resolve_stream({"transport": {"kind": "shm"}}).transport
+    assert isinstance(t, ShmTransport) and t.publish == RingPublish(d["ring_publish"])
+    path = tmp_path / "c.yaml"
+    path.write_text(CASE.format(kind="shm", device="dut", fmt="sc16", frame_bytes=2000)
+                    .replace("frame_bytes: 2000}", "frame_bytes: 2000, publish: adaptive}"))
+    [c] = load_cases([path])
+    assert isinstance(c.transport, ShmTransport) and c.transport.publish is RingPublish.ADAPTIVE
+    with pytest.raises(ValueError, match='transport.publish: must be one of .*got "fast"'):
+        resolve_stream({"transport": {"kind": "shm", "publish": "fast"}})
+
+
 def test_config_round_trip_and_missing_keys_are_errors():
     from hostlib import _native
     from hostlib.transports import complete_config

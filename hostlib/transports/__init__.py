@@ -53,6 +53,8 @@ class StreamDefaults(TypedDict):
     master_clock_hz: float
     host: str
     fault_keys: list[str]
+    ring_publish: str               # shm: the ring's publish strategy by default
+    ring_publish_names: list[str]   # shm: every strategy the core knows
 
 
 @functools.cache
@@ -201,7 +203,7 @@ def endpoint_differences(stream: StreamConfig, endpoint: Mapping[str, object]) -
     opened Y'."""
     t = stream.transport
     sized = ({"socket_buffer_bytes": t.socket_buffer_bytes} if isinstance(t, UdpTransport)
-             else {"slots": t.slots} if isinstance(t, ShmTransport) else {})
+             else {"slots": t.slots, "publish": t.publish.value} if isinstance(t, ShmTransport) else {})
     return [f"transport.{key}: case {value!r}, opened {endpoint[key]!r}"
             for key, value in sized.items() if key in endpoint and endpoint[key] != value]
 

@@ -20,6 +20,7 @@ __all__ = [
     "Faults",
     "Json",
     "JsonObject",
+    "RingPublish",
     "SampleFormat",
     "ShmTransport",
     "SimJson",
@@ -47,6 +48,15 @@ class TransportKind(StrEnum):
     UDP = "udp"
     SHM = "shm"
     USB = "usb"
+
+
+class RingPublish(StrEnum):
+    """The shm ring's publish strategies (the core's RingPublish; a test pins the names)."""
+    BATCHED = "batched"
+    IMMEDIATE = "immediate"
+    LAMPORT = "lamport"
+    FLAG = "flag"
+    ADAPTIVE = "adaptive"
 
 
 class UsbLink(StrEnum):
@@ -108,6 +118,7 @@ class TransportJson(TypedDict, total=False):
     busy_poll: bool
     path: str
     slots: int
+    publish: str
     link: str
     transfer_bytes: int
     transfers: int
@@ -157,9 +168,10 @@ class ShmTransport:
     kind: Literal[TransportKind.SHM] = TransportKind.SHM
     path: str                       # empty: the receiver creates the ring
     slots: int                      # resolved: at least 50 ms of the rate
+    publish: RingPublish            # how the ring publishes, both ends alike (docs/performance.md)
 
     def to_json(self) -> TransportJson:
-        return {"kind": self.kind.value, "path": self.path, "slots": self.slots}
+        return {"kind": self.kind.value, "path": self.path, "slots": self.slots, "publish": self.publish.value}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,7 +201,8 @@ def transport_from_json(d: Mapping[str, object], where: str = "transport") -> Tr
                             socket_buffer_bytes=_int(d, "socket_buffer_bytes", where), gso=_bool(d, "gso", where),
                             gro=_bool(d, "gro", where), busy_poll=_bool(d, "busy_poll", where))
     if kind is TransportKind.SHM:
-        return ShmTransport(path=_str(d, "path", where), slots=_int(d, "slots", where))
+        return ShmTransport(path=_str(d, "path", where), slots=_int(d, "slots", where),
+                            publish=RingPublish(_str(d, "publish", where)))
     return UsbTransport(link=UsbLink(_str(d, "link", where)), transfer_bytes=_int(d, "transfer_bytes", where),
                         transfers=_int(d, "transfers", where))
 

@@ -99,7 +99,7 @@ json to_json(const TransportSpec& t) {
             {"gso", t.gso}, {"gro", t.gro}, {"busy_poll", t.busy_poll}};
   if (t.kind == TransportKind::usb)
     return {{"kind", "usb"}, {"link", t.link}, {"transfer_bytes", t.transfer_bytes}, {"transfers", t.transfers}};
-  return {{"kind", "shm"}, {"path", t.path}, {"slots", t.slots}};
+  return {{"kind", "shm"}, {"path", t.path}, {"slots", t.slots}, {"publish", ring_publish_name(t.publish)}};
 }
 
 json to_json(const StreamConfig& c) {
@@ -136,6 +136,17 @@ json to_json(const SimConfig& c) {
 
 // ---------------------------------------------------------------- from_json
 
+static RingPublish publish_from_json(const json& t, const std::string& where) {
+  const std::string name = get_string(t, "publish", where);
+  try {
+    return parse_ring_publish(name);
+  } catch (const std::invalid_argument&) {
+    std::string known;
+    for (RingPublish p : kRingPublishAll) known += std::string(known.empty() ? "\"" : ", \"") + ring_publish_name(p) + "\"";
+    bad(where + ".publish", "must be one of " + known + ", got \"" + name + "\"");
+  }
+}
+
 TransportSpec transport_from_json(const json& t, const std::string& where) {
   if (!t.is_object()) bad(where, "must be an object like {\"kind\": \"udp\", ...}");
   TransportSpec s;
@@ -155,6 +166,7 @@ TransportSpec transport_from_json(const json& t, const std::string& where) {
   } else {
     s.path = get_string(t, "path", where);
     s.slots = std::uint32_t(get_uint(t, "slots", 2, defaults::kRingSlotsAccepted, where));
+    s.publish = publish_from_json(t, where);
   }
   return s;
 }
@@ -172,6 +184,7 @@ TransportSpec transport_at_endpoint(const TransportSpec& base, const json& ep, c
   } else {
     s.path = get_string(ep, "path", where);
     if (ep.contains("slots")) s.slots = std::uint32_t(get_uint(ep, "slots", 2, defaults::kRingSlotsAccepted, where));
+    if (ep.contains("publish")) s.publish = publish_from_json(ep, where);
   }
   return s;
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hilrig/core/frame.hpp"
+#include "hilrig/io/shm_ring.hpp"  // RingPublish
 
 namespace hilrig {
 
@@ -22,6 +23,8 @@ inline constexpr std::uint32_t kSocketBufferBytes = 4u << 20;   // SO_RCVBUF/SO_
 inline constexpr std::uint64_t kRingBytes = 8u << 20;           // shm ring: slots = this / frame_bytes ...
 inline constexpr std::uint32_t kRingMinSlots = 16, kRingMaxSlots = 65536;  // ... within these bounds
 inline constexpr std::uint32_t kRingSlotsAccepted = 1u << 20;  // the most slots a config may hold (the parser's bound)
+// shm: the ring's publish strategy (docs/performance.md "Publish strategies")
+inline constexpr RingPublish kRingPublish = RingPublish::batched;
 // Sizing by rate (resolve_stream_config): what holds frames between sender and receiver
 // holds this long of the stream, so a scheduling hiccup of either side loses nothing.
 // The socket buffer at most kSocketBufferMaxBytes (what UHD's docs ask rmem_max to
@@ -70,6 +73,7 @@ struct TransportSpec {
   bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
   std::string path;        // shm: "/proc/<pid>/fd/<n>"; empty = create a ring here
   std::uint32_t slots = defaults::ring_slots(defaults::kFrameBytes);
+  RingPublish publish = defaults::kRingPublish;  // shm: how the ring publishes (both ends use it)
   // usb (the simulator's USB link; the host side is a UsbEngine, docs/usb.md): the bus
   // ("usb2" | "usb3") and the host's transfers (N x S bytes in flight per direction).
   std::string link = defaults::kUsbLink;

@@ -12,7 +12,7 @@ FrameSink::FrameSink(const StreamConfig& cfg) : cfg_(cfg) {
     throw std::invalid_argument("FrameSink: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
   if (cfg_.transport.kind == TransportKind::shm) {
     if (cfg_.transport.path.empty()) throw std::invalid_argument("transport.path is empty (shm needs the receiver's ring path)");
-    ring_ = std::make_unique<ShmProducer>(ShmRing::open(cfg_.transport.path));
+    ring_ = std::make_unique<ShmProducer>(ShmRing::open(cfg_.transport.path, cfg_.transport.publish));
     if (ring_->slot_bytes() < cfg_.frame_bytes)
       throw std::invalid_argument("transport.path: ring slots hold " + std::to_string(ring_->slot_bytes()) +
                                   " bytes, frame_bytes is " + std::to_string(cfg_.frame_bytes));

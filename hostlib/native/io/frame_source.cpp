@@ -23,9 +23,9 @@ FrameSource::FrameSource(const StreamConfig& cfg) : cfg_(cfg) {
     return;
   }
   if (cfg_.transport.path.empty()) {
-    ring_ = std::make_unique<ShmConsumer>(ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes));
+    ring_ = std::make_unique<ShmConsumer>(ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes, cfg_.transport.publish));
   } else {
-    ring_ = std::make_unique<ShmConsumer>(ShmRing::open(cfg_.transport.path));
+    ring_ = std::make_unique<ShmConsumer>(ShmRing::open(cfg_.transport.path, cfg_.transport.publish));
   }
   max_len_ = ring_->slot_bytes();
 }
@@ -45,7 +45,8 @@ std::vector<std::string> FrameSource::warnings() const {
 }
 
 nlohmann::json FrameSource::endpoint() const {
-  if (ring_) return {{"kind", "shm"}, {"path", ring_->ring().path()}, {"slots", ring_->ring().slot_count()}};
+  if (ring_) return {{"kind", "shm"}, {"path", ring_->ring().path()}, {"slots", ring_->ring().slot_count()},
+                     {"publish", ring_publish_name(ring_->ring().publish())}};
   if (feed_) return {{"kind", "usb"}};
   return {{"kind", "udp"},
           {"host", cfg_.transport.host},

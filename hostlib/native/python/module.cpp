@@ -72,13 +72,16 @@ PYBIND11_MODULE(_native, m) {
     namespace d = hilrig::defaults;
     json keys = json::array();
     for (const char* k : hilrig::kFaultKeys) keys.push_back(k);
+    json publish_names = json::array();
+    for (hilrig::RingPublish p : hilrig::kRingPublishAll) publish_names.push_back(hilrig::ring_publish_name(p));
     return from_json({{"frame_bytes", d::kFrameBytes}, {"udp_max_frame_bytes", d::kUdpMaxFrameBytes},
                       {"socket_buffer_bytes", d::kSocketBufferBytes}, {"ring_bytes", d::kRingBytes},
                       {"ring_min_slots", d::kRingMinSlots}, {"ring_max_slots", d::kRingMaxSlots},
                       {"fifo_bytes", d::kFifoBytes}, {"fifo_min_frames", d::kFifoMinFrames},
                       {"rate_sps", d::kRateSps}, {"master_clock_hz", d::kMasterClockHz}, {"host", d::kHost},
                       {"usb_link", d::kUsbLink}, {"usb_transfer_bytes", d::kUsbTransferBytes},
-                      {"usb_transfers", d::kUsbTransfers}, {"fault_keys", keys}});
+                      {"usb_transfers", d::kUsbTransfers}, {"fault_keys", keys},
+                      {"ring_publish", hilrig::ring_publish_name(d::kRingPublish)}, {"ring_publish_names", publish_names}});
   }, "Every default of the stream config (docs/architecture.md \"Stream config\").");
   m.def("default_stream_config", [](const std::string& kind, std::uint32_t frame_bytes) {
     return from_json(hilrig::to_json(hilrig::default_stream_config(kind_of(kind), frame_bytes)));

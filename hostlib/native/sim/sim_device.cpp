@@ -77,7 +77,7 @@ json SimDevice::configure(const json& req) {
       rx_sock = UdpSocket::connect_to(t.host, t.port, t.socket_buffer_bytes);
     } else {
       if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
-      rx_ring = std::make_unique<ShmProducer>(ShmRing::open(t.path));
+      rx_ring = std::make_unique<ShmProducer>(ShmRing::open(t.path, t.publish));
       if (rx_ring->slot_bytes() < cfg.frame_bytes)
         throw std::invalid_argument("configure.transport.path: ring slots hold " + std::to_string(rx_ring->slot_bytes()) +
                                     " bytes, frame_bytes is " + std::to_string(cfg.frame_bytes));
@@ -95,11 +95,11 @@ json SimDevice::configure(const json& req) {
       endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", e["port"]}, {"socket_buffer_bytes", tl.socket_buffer_bytes},
                   {"socket_buffer_bytes_granted", e["socket_buffer_bytes_granted"]}};
     else
-      endpoint = {{"kind", "shm"}, {"path", e["path"]}, {"slots", e["slots"]}};
+      endpoint = {{"kind", "shm"}, {"path", e["path"]}, {"slots", e["slots"]}, {"publish", e["publish"]}};
   } else if (t.kind == TransportKind::udp) {
     endpoint = {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes_granted", rx_sock.granted_sndbuf()}};
   } else {
-    endpoint = {{"kind", "shm"}, {"path", t.path}};
+    endpoint = {{"kind", "shm"}, {"path", t.path}, {"publish", ring_publish_name(t.publish)}};
   }
   cfg_ = sc;
   plan_ = std::move(plan);
