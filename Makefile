@@ -18,6 +18,8 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 # make bench: SoapyRemote serving driver=hilrig (a private dbus-daemon lets SoapySDRServer run
 # without avahi; hostlib/bench/soapyremote.py), its client checks samples with numpy.
 APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-numpy
+# make bench (hilrig-bench spsc): Boost.Lockfree's spsc_queue, the ring's outside peer.
+APT_PACKAGES += libboost-dev
 
 .PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 

@@ -5,7 +5,8 @@ answer is then confirmed over --confirm-s (10 s, the issue's window; stepping do
 failed try); --long searches with 10 s windows too and runs the simulator for 30 s
 (default 3 s); --repeats (5) interleaved shm/memcpy runs per size, median shown with the
 range. --only picks row groups (default: all but soapyremote, which soapy includes):
-udp, iperf3, shm, pymmap, sim, soapy (SoapySDRUtil --rate through the module
+udp, iperf3, shm, spsc (the lab's SPSC strategy table, hostlib/bench/spsc.py), pymmap,
+sim, soapy (SoapySDRUtil --rate through the module
 driver=hilrig beside the native RxStream at the same rate and frame size, and
 SoapyRemote serving driver=hilrig beside the UDP path, hostlib/bench/soapyremote.py),
 soapyremote (that alone), gnuradio (gr-hilrig beside GNU Radio's own blocks,
@@ -36,7 +37,7 @@ from rich.table import Table
 from .._installed import packaged_executable
 from .._process import stop_process
 from ..transports.config import UsbLink
-from . import pymmap, usb_link, usb_umockdev
+from . import pymmap, spsc, usb_link, usb_umockdev
 from .record import BenchRow, write_bench_results
 from .search import CEILING_HEADROOM, SEARCH_STEPS, Point, held, zero_loss_rate
 
@@ -54,14 +55,14 @@ def bench_binary() -> str:
     sys.exit("hilrig-bench not found: build first (make build) or set HILRIG_BENCH_BIN")
 
 
-def native(cmd: str, **kw) -> dict:
+def native(cmd: str, *, timeout_s: float = 120, **kw) -> dict:
     args = [bench_binary(), cmd]
     for k, v in kw.items():
         if v is True:
             args.append("--" + k.replace("_", "-"))
         elif v is not False and v is not None:
             args += ["--" + k.replace("_", "-"), str(v)]
-    out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(args, capture_output=True, text=True, timeout=timeout_s)
     if out.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed: {out.stderr.strip()}")
     return json.loads(out.stdout)
@@ -215,7 +216,7 @@ def fmt_rate(fps: float, size: int) -> str:
     return f"{fps * size / 1e9:6.2f} GB/s  {fps / 1e3:8.1f} kf/s"
 
 
-GROUPS = ("udp", "iperf3", "shm", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl")
+GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl")
 DEFAULT_GROUPS = tuple(g for g in GROUPS if g != "soapyremote")   # soapy runs the SoapyRemote rows too
 
 
@@ -227,6 +228,7 @@ class Options:
     confirm_s: float
     sim_s: float
     repeats: int
+    spsc_s: float             # one spsc run, seconds (the lab's: 3)
 
 
 def parse_args(argv: list[str] | None = None) -> Options:
@@ -245,6 +247,8 @@ def parse_args(argv: list[str] | None = None) -> Options:
     ap.add_argument("--sim-s", type=float, default=None, help="simulator RX run, seconds (default 3, 30 with --long)")
     ap.add_argument("--repeats", type=int, default=int(env.get("BENCH_REPEATS", "5")),
                     help="interleaved shm/memcpy runs per size (env BENCH_REPEATS, default 5)")
+    ap.add_argument("--spsc-s", type=float, default=float(env.get("BENCH_SPSC_S", "0.5")),
+                    help="one run of the spsc group, seconds (--repeats runs; the lab's: 3; env BENCH_SPSC_S)")
     args = ap.parse_args(argv)
     only = frozenset(filter(None, (g.strip() for g in args.only.split(","))))
     unknown = sorted(only - set(GROUPS))
@@ -252,8 +256,9 @@ def parse_args(argv: list[str] | None = None) -> Options:
         ap.error(f"--only / BENCH_ONLY: unknown row group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
     window_s = (10.0 if args.long else 1.0) if args.window_s is None else args.window_s
     sim_s = (30.0 if args.long else 3.0) if args.sim_s is None else args.sim_s
-    opts = Options(only, args.long, window_s, args.confirm_s, sim_s, args.repeats)
-    for flag, seconds in (("--window-s", opts.window_s), ("--confirm-s", opts.confirm_s), ("--sim-s", opts.sim_s)):
+    opts = Options(only, args.long, window_s, args.confirm_s, sim_s, args.repeats, args.spsc_s)
+    for flag, seconds in (("--window-s", opts.window_s), ("--confirm-s", opts.confirm_s), ("--sim-s", opts.sim_s),
+                          ("--spsc-s", opts.spsc_s)):
         if seconds <= 0:
             ap.error(f"{flag} must be > 0 seconds, got {seconds:g}")
     if opts.repeats < 1:
@@ -284,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         console.log(" | ".join(str(x) for x in r))
 
     placement_notes: list[str] = []
+    spsc_results: list[dict] = []
     peer = Iperf3() if ("iperf3" in only and "udp" in only) else None
     udp_found: dict[int, Point] = {}  # the UDP rows' zero-loss rates (offload on), by frame size
     try:
@@ -335,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         c = native("check", frame_bytes=8 * 1024)
         add("pattern check only", "8192 B", f"{c['payload_GBps']:6.2f} GB/s", "-", "-", "-", "-",
             data=BenchRow("pattern check only", 8192, c["payload_GBps"] * 1e9))
+    if "spsc" in only:
+        spsc_results = spsc.run(native, repeats, opts.spsc_s)
     if "pymmap" in only:
         for size in PYMMAP_SIZES:
             r = native("shm", frame_bytes=size, seconds=window_s)
@@ -419,6 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     out.print(table)
     for note in placement_notes:
         out.print(note, markup=False)
+    if spsc_results:
+        spsc_table, spsc_notes = spsc.table(spsc_results)
+        out.print(spsc_table)
+        for note in spsc_notes:
+            out.print(note, markup=False)
     if records:
         jpath, lpath = save_records(records, {"title": title, "long": long, "window_s": window_s})
         out.print(f"bench results: {jpath} (JSON), {lpath} (line protocol, measurement hilrig_bench; "

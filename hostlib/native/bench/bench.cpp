@@ -3,13 +3,17 @@
 // JSON line:
 //   udp    --frame-bytes N --rate-fps R (0 = unpaced) --seconds S [--no-gso] [--no-gro]
 //          RxStream + TxStream of the library over 127.0.0.1, every sample checked
-//   shm    --frame-bytes N --seconds S [--slots K]
+//   shm    --frame-bytes N --seconds S [--slots K] [--publish STRATEGY]
 //          a producer thread builds pattern frames in place in the ring of an
 //          RxStream (the product's receiver), which checks every sample in place
 //   memcpy --frame-bytes N --seconds S [--slots K]
 //          one thread copying each frame into a ring-sized buffer and out again
 //   check  --frame-bytes N --seconds S      pattern_check alone over one frame
 //   pingpong [--seconds S]                  one-way cache-line transfer between two threads
+//   spsc   [--qd 1,32,256] [--payload 24,256,8192] [--queues batched,...,boost] [--runs N]
+//          [--seconds S] [--latency-seconds S]
+//          the lab's request/response study (spsc.hpp): every ring publish strategy and
+//          Boost's spsc_queue, min/median Mops/s, QD-1 latency, the ping-pong bound
 #include <sys/resource.h>
 
 #include <atomic>
@@ -30,6 +34,7 @@
 #include "hilrig/core/rx_check.hpp"
 #include "hilrig/io/shm_ring.hpp"
 #include "hilrig/io/streams.hpp"
+#include "spsc.hpp"
 
 using nlohmann::json;
 using namespace hilrig;
@@ -119,9 +124,10 @@ json bench_shm(const Args& a) {
   StreamConfig cfg = base_config(fb, 1e6);
   cfg.transport.kind = TransportKind::shm;
   cfg.transport.slots = slots;
+  if (a.flag("--publish")) cfg.transport.publish = parse_ring_publish(a.kv.at("--publish"));
   cfg = resolve_stream_config(cfg, "bench shm");
   RxStream rx(cfg);
-  ShmProducer prod(ShmRing::open(rx.endpoint()["path"].get<std::string>()));
+  ShmProducer prod(ShmRing::open(rx.endpoint()["path"].get<std::string>(), cfg.transport.publish));
   std::atomic<bool> stop{false};
   std::uint64_t produced = 0;
   const PatternFramer framer(cfg);
@@ -165,7 +171,7 @@ json bench_shm(const Args& a) {
   // The receiver's own window: first to last arrival (time stamped per receive batch).
   const double dt = double(rs["last_frame_ns"].get<std::uint64_t>() - rs["first_frame_ns"].get<std::uint64_t>()) / 1e9;
   const double payload = double(rs["payload_bytes_received"].get<std::uint64_t>());
-  return {{"bench", "shm"}, {"frame_bytes", fb}, {"slots", slots}, {"seconds", dt},
+  return {{"bench", "shm"}, {"frame_bytes", fb}, {"slots", slots}, {"publish", ring_publish_name(cfg.transport.publish)}, {"seconds", dt},
           {"frames_produced", produced}, {"frames_received", frames},
           {"missing_frames", rs["missing_frames"]}, {"pattern_errors", rs["pattern_errors"]},
           {"malformed_frames", rs["malformed_frames"]}, {"eob_received", rs["eob_received"]},
@@ -178,35 +184,33 @@ json bench_shm(const Args& a) {
 // time says where the two vCPUs sit (sharing a cache or not), which on a VM the host
 // decides and may change from one second to the next. Small-frame shm rates track it.
 json bench_pingpong(const Args& a) {
-  const double seconds = a.num("--seconds", 0.05);
-  struct alignas(64) Line {
-    std::atomic<std::uint64_t> v{0};
-  };
-  Line ping, pong;
-  std::atomic<bool> stop{false};
-  std::thread echo([&] {
-    std::uint64_t seen = 0;
-    while (!stop.load(std::memory_order_relaxed)) {
-      const std::uint64_t v = ping.v.load(std::memory_order_acquire);
-      if (v != seen) {
-        seen = v;
-        pong.v.store(v, std::memory_order_release);
-      }
-    }
-  });
-  const std::uint64_t t0 = now_ns(), t_end = t0 + std::uint64_t(seconds * 1e9);
-  std::uint64_t n = 0, t1 = t0;
-  while (t1 < t_end) {
-    for (int k = 0; k < 256; ++k) {
-      ping.v.store(++n, std::memory_order_release);
-      while (pong.v.load(std::memory_order_acquire) != n) {
-      }
-    }
-    t1 = now_ns();
+  return {{"bench", "pingpong"}, {"one_way_ns", bench::pingpong_one_way_ns(a.num("--seconds", 0.05))}};
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at <= s.size();) {
+    const std::size_t comma = std::min(s.find(',', at), s.size());
+    if (comma > at) out.push_back(s.substr(at, comma - at));
+    at = comma + 1;
   }
-  stop.store(true);
-  echo.join();
-  return {{"bench", "pingpong"}, {"round_trips", n}, {"one_way_ns", double(t1 - t0) / double(n) / 2}};
+  return out;
+}
+
+json bench_spsc(const Args& a) {
+  bench::SpscOptions o;
+  auto numbers = [&](const char* key, std::vector<std::uint32_t>& out) {
+    if (!a.flag(key)) return;
+    out.clear();
+    for (const std::string& v : split_list(a.kv.at(key))) out.push_back(std::uint32_t(std::stoul(v)));
+  };
+  numbers("--qd", o.qds);
+  numbers("--payload", o.payload_bytes);
+  if (a.flag("--queues")) o.queues = split_list(a.kv.at("--queues"));
+  o.runs = unsigned(a.num("--runs", o.runs));
+  o.seconds_per_run = a.num("--seconds", o.seconds_per_run);
+  o.latency_seconds = a.num("--latency-seconds", o.latency_seconds);
+  return bench::bench_spsc(o);
 }
 
 json bench_memcpy(const Args& a) {
@@ -254,7 +258,7 @@ json bench_check(const Args& a) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|pingpong [--frame-bytes N] [--seconds S] ...\n");
+    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|pingpong|spsc [--frame-bytes N] [--seconds S] ...\n");
     return 2;
   }
   Args a;
@@ -275,8 +279,9 @@ int main(int argc, char** argv) {
     else if (cmd == "memcpy") r = bench_memcpy(a);
     else if (cmd == "check") r = bench_check(a);
     else if (cmd == "pingpong") r = bench_pingpong(a);
+    else if (cmd == "spsc") r = bench_spsc(a);
     else {
-      std::fprintf(stderr, "hilrig-bench: unknown command %s (udp, shm, memcpy, check)\n", cmd.c_str());
+      std::fprintf(stderr, "hilrig-bench: unknown command %s (udp, shm, memcpy, check, pingpong, spsc)\n", cmd.c_str());
       return 2;
     }
     std::cout << r.dump() << std::endl;
