@@ -424,7 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)
-    out.print(table)
+    if rows:
+        out.print(table)
     for note in placement_notes:
         out.print(note, markup=False)
     if spsc_results:
