@@ -104,6 +104,7 @@ class SoapyDriver(RadioDriver):
             sa["socket_buffer_bytes"] = transport["socket_buffer_bytes"]
         elif t.kind == "shm":
             sa["slots"] = transport["slots"]
+            sa["publish"] = transport["publish"]
         fifo = case.fifo_frames or self.device.fifo_frames
         if fifo:
             sa["fifo_frames"] = fifo

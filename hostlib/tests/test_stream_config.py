@@ -20,7 +20,7 @@ channels: 2
 format: {fmt}
 master_clock: 100 MHz
 decimation: 50
-transport: {{kind: {kind}, frame_bytes: {frame_bytes}}}
+transport: {{kind: {kind}, frame_bytes: {frame_bytes}{knobs}}}
 duration: 200 ms
 faults: {{seed: 3, drop_frames: 2, corrupt_samples: 5}}
 thresholds: {{missing_frames: "== 2"}}
@@ -61,8 +61,7 @@ def test_ring_publish_strategies_are_the_cores_and_a_case_picks_one(tmp_path):
     t = resolve_stream({"transport": {"kind": "shm"}}).transport
     assert isinstance(t, ShmTransport) and t.publish == RingPublish(d["ring_publish"])
     path = tmp_path / "c.yaml"
-    path.write_text(CASE.format(kind="shm", device="dut", fmt="sc16", frame_bytes=2000)
-                    .replace("frame_bytes: 2000}", "frame_bytes: 2000, publish: adaptive}"))
+    path.write_text(CASE.format(kind="shm", device="dut", fmt="sc16", frame_bytes=2000, knobs=", publish: adaptive"))
     [c] = load_cases([path])
     assert isinstance(c.transport, ShmTransport) and c.transport.publish is RingPublish.ADAPTIVE
     with pytest.raises(ValueError, match='transport.publish: must be one of .*got "fast"'):
@@ -92,8 +91,9 @@ def test_config_round_trip_and_missing_keys_are_errors():
     assert _native.check_stream_config(complete_config({"rate_sps": 1e6}))["rate_sps"] == 1e6
 
 
-@pytest.mark.parametrize("kind,fmt,frame_bytes", [("udp", "sc16", 4048), ("shm", "sc8", 2000)])
-def test_dsl_sim_driver_and_soapy_module_agree(write_case, sim_rig, kind, fmt, frame_bytes):
+@pytest.mark.parametrize("kind,fmt,frame_bytes,knobs", [("udp", "sc16", 4048, ""), ("shm", "sc8", 2000, ""),
+                                                        ("shm", "sc16", 2000, ", publish: adaptive")])
+def test_dsl_sim_driver_and_soapy_module_agree(write_case, sim_rig, kind, fmt, frame_bytes, knobs):
     from hostlib import _native
     from hostlib.drivers.base import driver_class
     from hostlib.tests.test_devices import soapy_env
@@ -101,7 +101,7 @@ def test_dsl_sim_driver_and_soapy_module_agree(write_case, sim_rig, kind, fmt, f
     soapy_env()
     effective = {}
     for device in ("dut", "soapy_sim"):
-        case = write_case(CASE.format(kind=kind, device=device, fmt=fmt, frame_bytes=frame_bytes))[0]
+        case = write_case(CASE.format(kind=kind, device=device, fmt=fmt, frame_bytes=frame_bytes, knobs=knobs))[0]
         if device == "dut":
             effective["dsl"] = comparable(_native.check_sim_config(sim_config(case)))
         entry = sim_rig.devices[device]

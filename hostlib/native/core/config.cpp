@@ -282,6 +282,12 @@ SimConfig sim_config_from_json(const json& j, const std::string& where) {
 
 // ---------------------------------------------------------------- SoapySDR stream args
 
+static std::vector<std::string> ring_publish_names() {
+  std::vector<std::string> names;
+  for (RingPublish p : kRingPublishAll) names.emplace_back(ring_publish_name(p));
+  return names;
+}
+
 const std::vector<StreamArg>& stream_args() {
   static const std::vector<StreamArg> table = {
       {"WIRE", "/sample_format", StreamArg::kString, "sample format between simulator and host", {"sc16", "sc8"}},
@@ -294,6 +300,7 @@ const std::vector<StreamArg>& stream_args() {
       {"gro", "/transport/gro", StreamArg::kBool, "udp: UDP_GRO coalesced receives", {}},
       {"busy_poll", "/transport/busy_poll", StreamArg::kBool, "udp: spin on the socket", {}},
       {"slots", "/transport/slots", StreamArg::kInt, "shm: ring slots (default: 8 MiB worth of frames)", {}},
+      {"publish", "/transport/publish", StreamArg::kString, "shm: the ring's publish strategy", ring_publish_names()},
       {"fifo_frames", "/fifo_frames", StreamArg::kInt, "simulator device FIFO in frames (default: 128 MiB worth)", {}},
       {"fault_seed", "/faults/seed", StreamArg::kInt, "seed of the injected faults", {}},
       {"drop_frames", "/faults/drop_frames", StreamArg::kInt, "fault injection: frames dropped", {}},
