@@ -32,10 +32,9 @@ def _interrupt_on_sigint_and_sigterm() -> None:
                  "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "not Python's")
         signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, handler)
-    blocked = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    if blocked & {signal.SIGINT, signal.SIGTERM}:
-        log.info("hilrig started with %s blocked; unblocked", ", ".join(sorted(s.name for s in blocked
-                                                                               & {signal.SIGINT, signal.SIGTERM})))
+    stopping = {signal.SIGINT, signal.SIGTERM}
+    if was_blocked := stopping & signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping):
+        log.info("hilrig started with %s blocked; unblocked", ", ".join(sorted(signal.Signals(s).name for s in was_blocked)))
 
 
 def build_parser() -> argparse.ArgumentParser:
