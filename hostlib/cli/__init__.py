@@ -34,7 +34,8 @@ def _interrupt_on_sigint_and_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
     stopping = {signal.SIGINT, signal.SIGTERM}
     if was_blocked := stopping & signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping):
-        log.info("hilrig started with %s blocked; unblocked", ", ".join(sorted(signal.Signals(s).name for s in was_blocked)))
+        names = sorted(signal.Signals(s).name for s in was_blocked)
+        log.info("hilrig started with %s blocked; unblocked", ", ".join(names))
 
 
 def build_parser() -> argparse.ArgumentParser:
