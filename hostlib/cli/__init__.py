@@ -14,14 +14,28 @@ import sys
 
 from .._exceptions import HilrigError
 
+log = logging.getLogger("hilrig.cli")
 
-def _interrupt_on_sigterm() -> None:
-    # A killed run (SIGTERM) unwinds like Ctrl-C, so drivers close and the
-    # simulator is reaped; results already measured are on disk already.
+
+def _interrupt_on_sigint_and_sigterm() -> None:
+    """A killed run (SIGTERM) unwinds like Ctrl-C, so drivers close and the simulator is
+    reaped; results already measured are on disk already. SIGINT is handled whatever
+    the process inherited: Python leaves SIGINT ignored when it was ignored at exec (a
+    script's background job; a fork while another thread of the parent sat in glibc's
+    system(), which ignores SIGINT process-wide), and such a run streamed on through
+    every `kill -INT`."""
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
 
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        log.info("SIGINT was %s when hilrig started; hilrig handles it (exit 130, results kept)",
+                 "ignored" if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else "not Python's")
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, handler)
+    stopping = {signal.SIGINT, signal.SIGTERM}
+    if was_blocked := stopping & signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping):
+        names = sorted(signal.Signals(s).name for s in was_blocked)
+        log.info("hilrig started with %s blocked; unblocked", ", ".join(names))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.DEBUG if args.verbose > 1 else logging.INFO, format="%(message)s",
                             handlers=[RichHandler(console=Console(stderr=True), show_path=False)])
-    _interrupt_on_sigterm()
+    _interrupt_on_sigint_and_sigterm()
     try:
         if args.command == "completion":
             from .completion import completion_script

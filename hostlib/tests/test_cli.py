@@ -57,9 +57,13 @@ def test_interrupted_run_keeps_measured_results_and_leaks_nothing(tmp_path):
              transport: {kind: shm, frame_bytes: 8048}, duration: 30 s}
     """))
     outbox = tmp_path / "outbox"
-    # PYTHONFAULTHANDLER: should the run not exit, SIGABRT makes it print every thread's stack.
-    proc = hilrig("run", str(cases), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(outbox), cwd=tmp_path,
-                  env={**os.environ, "PYTHONFAULTHANDLER": "1", "COLUMNS": "200"})
+    # Started with SIGINT ignored, as a script's background job is (and as a test runner's
+    # fork may inherit): hilrig must still stop on it. PYTHONFAULTHANDLER: should the run
+    # not exit, SIGABRT makes it print every thread's stack.
+    proc = subprocess.Popen(["bash", "-c", "trap '' INT; exec \"$@\"", "bash", sys.executable, "-m", "hostlib",
+                             "run", str(cases), "--rig", str(REPO / "rigs/sim.yaml"), "--outbox", str(outbox)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, "PYTHONFAULTHANDLER": "1", "COLUMNS": "200"})
     assert proc.stdout is not None
     seen: list[str] = []
     for line in proc.stdout:   # until the second case reports its first second of streaming
