@@ -206,6 +206,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         time.sleep(case.warmup_s)
         snap = watched_poll(driver, watch)
     snap = _sender_settled(case, driver, watch, snap, overdue)
+    snap = _receiver_caught_up(case, driver, watch, snap, overdue)
     window_start = prev = snap
     cpu0 = measure.cpu_seconds()
     ticks0 = measure.cpu_busy_ticks()
@@ -254,6 +255,31 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         raise InfrastructureError(overcount)
     if overcount:   # nothing is judged on it: said beside the result
         result.warnings.append(overcount)
+
+
+def _receiver_caught_up(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,
+                        overdue: Callable[[], None]) -> Snapshot:
+    """An RX window starts once the host receiver takes frames at the rate: frames that
+    piled up while it was held back before the window (a host stall during start-up or
+    warm-up leaves them in the socket buffer, the ring, a flowgraph's buffers) would be
+    drained inside the window and counted as rate. The window starts at the first look
+    whose last interval took the rate (within two deliveries and 5 %: neither draining a
+    backlog, which goes at CPU speed, nor stalled); after SENDER_SETTLE_MAX_S it starts anyway (the throughput ceiling
+    judges it)."""
+    if case.direction != "rx":
+        return snap
+    delivery_bytes = measure.frames_per_delivery(case) * float(case.frame_bytes)
+    interval_s = max(SENDER_SETTLE_INTERVAL_S, 10 * delivery_bytes / (case.rate_sps * measure.bytes_per_tick(case)))
+    deadline = time.monotonic() + SENDER_SETTLE_MAX_S
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        overdue()
+        prev, snap = snap, watched_poll(driver, watch)
+        took = measure.received_payload_bytes(case, snap) - measure.received_payload_bytes(case, prev)
+        due = case.rate_sps * measure.bytes_per_tick(case) * (snap.taken_ns - prev.taken_ns) / 1e9
+        if abs(took - due) <= 2 * delivery_bytes + 0.05 * due:   # the polls' own timing aside
+            break
+    return snap
 
 
 def _sender_settled(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,
