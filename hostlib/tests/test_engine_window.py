@@ -162,8 +162,9 @@ class _HeldBackReceiver:
         if self.taken_ns:
             self.received += self.looks.pop(0) * self.bytes_per_look
         self.taken_ns += 50_000_000
-        return Snapshot(host_rx={"payload_bytes_received": self.received, "frames_received": self.received / 8000,
-                                 "samples_received": self.received / 4}, taken_ns=self.taken_ns)
+        frames = self.received / 8000
+        return Snapshot(host_rx={"payload_bytes_received": frames * 7952, "frames_received": frames,
+                                 "samples_received": frames * 1988}, taken_ns=self.taken_ns)
 
 
 def test_an_rx_window_starts_once_the_receiver_has_drained_what_piled_up_before_it(monkeypatch):
@@ -182,6 +183,34 @@ def test_an_rx_window_starts_once_the_receiver_has_drained_what_piled_up_before_
     watch = SilenceWatch(case)
     first = watched_poll(receiver, watch)
     start = runner._receiver_caught_up(case, receiver, watch, first, lambda: None)
-    # three draining looks passed over, the window starts after the first at the rate
-    assert start.taken_ns == first.taken_ns + 4 * 50_000_000
-    assert start.host_rx["payload_bytes_received"] == pytest.approx(10 * receiver.bytes_per_look)
+    # three draining intervals passed over, the window starts where the first at the rate began
+    assert start.taken_ns == first.taken_ns + 3 * 50_000_000
+    assert start.host_rx["frames_received"] == pytest.approx(9 * receiver.bytes_per_look / 8000)
+
+
+def test_a_lossy_rx_stream_keeps_pace_and_its_window_starts_at_once(monkeypatch):
+    """Frames the device dropped are missing, not late: the receiver's progress through the
+    sequence counts them, so a window over losses starts at once and holds them."""
+    from hostlib.counters import Snapshot
+    from hostlib.engine import runner
+    from hostlib.engine.silence import SilenceWatch, watched_poll
+
+    from .factories import make_case
+
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    case = make_case("RX udp 5 MS/s", rate_sps=5e6, frame_bytes=8000)
+    per_look = 5e6 / 1988 * 0.05
+    looks = iter([(0.0, 0.0), (per_look / 2, per_look / 2), (per_look, per_look)])   # half the frames lost
+
+    class Lossy:
+        taken_ns = 0
+
+        def poll(self, watchdog):
+            got, lost = next(looks)
+            self.taken_ns += 50_000_000
+            return Snapshot(host_rx={"frames_received": got, "missing_frames": lost}, taken_ns=self.taken_ns)
+
+    receiver = Lossy()
+    watch = SilenceWatch(case)
+    first = watched_poll(receiver, watch)
+    assert runner._receiver_caught_up(case, receiver, watch, first, lambda: None) is first
