@@ -20,7 +20,7 @@ from .._exceptions import (
     HilrigError,
     InfrastructureError,
 )
-from ..counters import Snapshot
+from ..counters import Snapshot, counter
 from ..drivers import Driver, driver_class
 from ..dsl.case import DEFAULT_TIMEOUT_MARGIN_S, Case
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
@@ -206,6 +206,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         time.sleep(case.warmup_s)
         snap = watched_poll(driver, watch)
     snap = _sender_settled(case, driver, watch, snap, overdue)
+    snap = _receiver_caught_up(case, driver, watch, snap, overdue)
     window_start = prev = snap
     cpu0 = measure.cpu_seconds()
     ticks0 = measure.cpu_busy_ticks()
@@ -254,6 +255,39 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         raise InfrastructureError(overcount)
     if overcount:   # nothing is judged on it: said beside the result
         result.warnings.append(overcount)
+
+
+def _receiver_caught_up(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,
+                        overdue: Callable[[], None]) -> Snapshot:
+    """An RX window starts once the host receiver keeps pace with the stream: frames that
+    piled up while it was held back before the window (a host stall during start-up or
+    warm-up leaves them in the socket buffer, the ring, a flowgraph's buffers) would be
+    drained inside the window and counted as rate. Pace is the receiver's progress
+    through the stream's sequence (frames received plus those it found missing, so a
+    lossy stream keeps pace too); the window starts where the first interval that
+    advanced by the rate began (within two deliveries and 5 %: neither draining a
+    backlog, which goes at CPU speed, nor stalled), so a receiver that keeps pace from
+    the start loses nothing of its window; after SENDER_SETTLE_MAX_S it starts
+    anyway (the throughput ceiling judges it)."""
+    if case.direction != "rx":
+        return snap
+
+    def progress_frames(s: Snapshot) -> float:
+        return counter(s.host_rx, "frames_received") + counter(s.host_rx, "missing_frames")
+
+    delivery = measure.frames_per_delivery(case)
+    frames_per_s = case.rate_sps / case.samples_per_frame
+    interval_s = max(SENDER_SETTLE_INTERVAL_S, 10 * delivery / frames_per_s)
+    deadline = time.monotonic() + SENDER_SETTLE_MAX_S
+    while time.monotonic() < deadline:
+        time.sleep(interval_s)
+        overdue()
+        prev, snap = snap, watched_poll(driver, watch)
+        advanced = progress_frames(snap) - progress_frames(prev)
+        due = frames_per_s * (snap.taken_ns - prev.taken_ns) / 1e9
+        if abs(advanced - due) <= 2 * delivery + 0.05 * due:   # the polls' own timing aside
+            return prev   # the interval from here on went at the rate: nothing was draining
+    return snap
 
 
 def _sender_settled(case: Case, driver: Driver, watch: SilenceWatch, snap: Snapshot,

@@ -142,3 +142,75 @@ def test_a_device_paced_rx_window_may_drain_what_the_device_held_before_it():
     # more than the device could have held is still an accounting error
     beyond = 1 + (1 + 100 + 8) * frame_s + 1e-4
     assert overcounted(case, {"throughput_ratio": beyond, "duration_s": 1.0}, {}, quiet, quiet, held)
+
+
+class _HeldBackReceiver:
+    """What a host receiver reports after it was held back before the window: every
+    50 ms look it has drained `backlog_looks` intervals' worth of backlog at three times
+    the rate, then it takes the rate. (A real stall cannot be placed on demand; the
+    counters it leaves are these.)"""
+
+    def __init__(self, case, backlog_looks: int):
+        self.bytes_per_look = case.rate_sps * 4 * 0.05   # sc16, one channel
+        self.looks = [3.0] * backlog_looks + [1.0] * 5
+        self.received = 0.0
+        self.taken_ns = 0
+
+    def poll(self, watchdog):
+        from hostlib.counters import Snapshot
+
+        if self.taken_ns:
+            self.received += self.looks.pop(0) * self.bytes_per_look
+        self.taken_ns += 50_000_000
+        frames = self.received / 8000
+        return Snapshot(host_rx={"payload_bytes_received": frames * 7952, "frames_received": frames,
+                                 "samples_received": frames * 1988}, taken_ns=self.taken_ns)
+
+
+def test_an_rx_window_starts_once_the_receiver_has_drained_what_piled_up_before_it(monkeypatch):
+    """Frames that piled up while the host receiver was held back before the window (in
+    the socket buffer, the ring, a flowgraph's buffers: GNU Radio's soapy RX read 109 %
+    under two CPU hogs) drain at CPU speed; counted inside the window they read as
+    rate. The window starts at the first look that took the rate."""
+    from hostlib.engine import runner
+    from hostlib.engine.silence import SilenceWatch, watched_poll
+
+    from .factories import make_case
+
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    case = make_case("RX udp 5 MS/s", rate_sps=5e6, frame_bytes=8000)
+    receiver = _HeldBackReceiver(case, backlog_looks=3)
+    watch = SilenceWatch(case)
+    first = watched_poll(receiver, watch)
+    start = runner._receiver_caught_up(case, receiver, watch, first, lambda: None)
+    # three draining intervals passed over, the window starts where the first at the rate began
+    assert start.taken_ns == first.taken_ns + 3 * 50_000_000
+    assert start.host_rx["frames_received"] == pytest.approx(9 * receiver.bytes_per_look / 8000)
+
+
+def test_a_lossy_rx_stream_keeps_pace_and_its_window_starts_at_once(monkeypatch):
+    """Frames the device dropped are missing, not late: the receiver's progress through the
+    sequence counts them, so a window over losses starts at once and holds them."""
+    from hostlib.counters import Snapshot
+    from hostlib.engine import runner
+    from hostlib.engine.silence import SilenceWatch, watched_poll
+
+    from .factories import make_case
+
+    monkeypatch.setattr(runner.time, "sleep", lambda s: None)
+    case = make_case("RX udp 5 MS/s", rate_sps=5e6, frame_bytes=8000)
+    per_look = 5e6 / 1988 * 0.05
+    looks = iter([(0.0, 0.0), (per_look / 2, per_look / 2), (per_look, per_look)])   # half the frames lost
+
+    class Lossy:
+        taken_ns = 0
+
+        def poll(self, watchdog):
+            got, lost = next(looks)
+            self.taken_ns += 50_000_000
+            return Snapshot(host_rx={"frames_received": got, "missing_frames": lost}, taken_ns=self.taken_ns)
+
+    receiver = Lossy()
+    watch = SilenceWatch(case)
+    first = watched_poll(receiver, watch)
+    assert runner._receiver_caught_up(case, receiver, watch, first, lambda: None) is first
