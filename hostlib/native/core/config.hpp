@@ -24,7 +24,7 @@ inline constexpr std::uint64_t kRingBytes = 8u << 20;           // shm ring: slo
 inline constexpr std::uint32_t kRingMinSlots = 16, kRingMaxSlots = 65536;  // ... within these bounds
 inline constexpr std::uint32_t kRingSlotsAccepted = 1u << 20;  // the most slots a config may hold (the parser's bound)
 // shm: the ring's publish strategy (docs/performance.md "Publish strategies")
-inline constexpr RingPublish kRingPublish = RingPublish::batched;
+inline constexpr RingPublish kRingPublish = kDefaultRingPublish;
 // Sizing by rate (resolve_stream_config): what holds frames between sender and receiver
 // holds this long of the stream, so a scheduling hiccup of either side loses nothing.
 // The socket buffer at most kSocketBufferMaxBytes (what UHD's docs ask rmem_max to

@@ -44,6 +44,10 @@ namespace hilrig {
 enum class RingPublish : std::uint32_t { batched = 0, immediate = 1, lamport = 2, flag = 3, adaptive = 4 };
 inline constexpr RingPublish kRingPublishAll[] = {RingPublish::batched, RingPublish::immediate, RingPublish::lamport,
                                                   RingPublish::flag, RingPublish::adaptive};
+// The one default (the shm transport's, defaults::kRingPublish, and every ring made
+// without naming one): adaptive measured best of the five at QD 1, 32 and 256 and on
+// the 256-byte stream (docs/performance.md "The strategies measured").
+inline constexpr RingPublish kDefaultRingPublish = RingPublish::adaptive;
 const char* ring_publish_name(RingPublish p);
 // Throws std::invalid_argument naming the strategies known.
 RingPublish parse_ring_publish(std::string_view name);
@@ -67,10 +71,10 @@ class ShmRing {
 
   // Creates a ring; slot_bytes is the largest frame it carries. Throws std::runtime_error.
   [[nodiscard]] static std::shared_ptr<ShmRing> create(std::uint32_t slot_count, std::uint32_t slot_bytes,
-                                                       RingPublish publish = RingPublish::batched);
+                                                       RingPublish publish = kDefaultRingPublish);
   // Opens a ring created by another process (or this one) by its /proc path; throws
   // std::runtime_error when its strategy is not `publish`.
-  [[nodiscard]] static std::shared_ptr<ShmRing> open(const std::string& path, RingPublish publish = RingPublish::batched);
+  [[nodiscard]] static std::shared_ptr<ShmRing> open(const std::string& path, RingPublish publish = kDefaultRingPublish);
 
   const std::string& path() const { return path_; }
   int fd() const { return fd_; }  // the memfd (the USB link's channel locks it to say "alive")
@@ -88,7 +92,7 @@ class ShmRing {
     std::uint8_t* slots = nullptr;
     std::uint32_t* lengths = nullptr;  // lengths[pos]: bytes published in slot pos
     std::uint32_t count = 0, stride = 0;
-    RingPublish publish = RingPublish::batched;
+    RingPublish publish = kDefaultRingPublish;
     // Length words of the flag strategies: kFullBit set = the slot holds a frame (flag),
     // or = the lap parity the slot's frame was written in (adaptive; lap 0 writes it set,
     // so a zeroed ring reads empty). lap_flip is what a wrap to slot 0 XORs into the
