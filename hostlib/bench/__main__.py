@@ -83,6 +83,30 @@ def udp_rig(size: int, window_s: float, confirm_s: float, offload: bool) -> Poin
     return held(zero_loss_rate(run_at, CEILING_HEADROOM * ceiling, window_s, confirm_s=confirm_s))
 
 
+LIMIT_RUNS = 3   # a limit is the best of this many short runs: what the machine can do at most
+
+
+def udp_blast_fps(size: int) -> float:
+    """The UDP rows' limit: the frame I/O layer alone over loopback (GSO/GRO where they
+    pay), unpaced, nothing built or checked; frames/s received, best of LIMIT_RUNS."""
+    return max(native("blast", frame_bytes=size, seconds=0.5)["received_fps"] for _ in range(LIMIT_RUNS))
+
+
+def check_only_fps(size: int) -> float:
+    """The shm rows' limit: the pattern check of one core over one frame of this size
+    (the consumer checks every sample, so it cannot take frames faster); best of LIMIT_RUNS."""
+    return max(native("check", frame_bytes=size, seconds=0.2)["frames_per_s"] for _ in range(LIMIT_RUNS))
+
+
+def generate_only_sps(size: int) -> float:
+    """The simulator row's limit: PatternFramer::build alone, one core, samples/s."""
+    return max(native("generate", frame_bytes=size, seconds=0.2)["samples_per_s"] for _ in range(LIMIT_RUNS))
+
+
+def limit_cells(rig: float, limit: float, what: str) -> tuple[str, str]:
+    return what, (f"{rig / limit:.2f}" if limit > 0 else "n/a")
+
+
 IPERF3_WINDOW = os.environ.get("BENCH_IPERF3_WINDOW", "4M")
 
 
@@ -276,13 +300,14 @@ def main(argv: list[str] | None = None) -> int:
              f"and range of {repeats} interleaved {window_s:g} s runs; {os.cpu_count()} CPUs; "
              "every rig sample verified)")
     table = Table(title=title, show_lines=False)
-    for col in ("row", "size", "rig", "rig CPU %", "peer", "peer", "ratio rig/peer"):
-        table.add_column(col, justify="right" if col not in ("row", "peer") else "left")
+    for col in ("row", "size", "rig", "rig CPU %", "peer", "peer", "ratio rig/peer", "limit", "rig/limit"):
+        table.add_column(col, justify="right" if col not in ("row", "peer", "limit") else "left")
     rows: list[tuple] = []
 
     records: list[BenchRow] = []  # the same rows as numbers: JSON + line protocol (hilrig_bench)
 
-    def add(*r, data: BenchRow | None = None):
+    def add(*r, limit: tuple[str, str] = ("-", "-"), data: BenchRow | None = None):
+        r = r + limit
         rows.append(r)
         if data is not None:
             records.append(data)
@@ -294,23 +319,32 @@ def main(argv: list[str] | None = None) -> int:
     udp_found: dict[int, Point] = {}  # the UDP rows' zero-loss rates (offload on), by frame size
     try:
         if "udp" in only:
+            blast = {size: udp_blast_fps(size) for size in UDP_SIZES}
+            for size in UDP_SIZES:
+                add("UDP blast (the UDP rows' limit)", f"{size} B", fmt_rate(blast[size], size), "-",
+                    "frame I/O alone: unpaced, unchecked", "-", "-",
+                    data=BenchRow("UDP blast", size, blast[size] * size, blast[size]))
             for offload in (True, False):
                 for size in UDP_SIZES:
                     rig = udp_rig(size, window_s, confirm_s, offload)
                     if offload:
                         udp_found[size] = rig
                     label = "UDP zero-loss" + ("" if offload else " (GSO/GRO off)")
+                    lim = limit_cells(rig.fps, blast[size], f"blast {blast[size] * size / 1e9:.2f} GB/s")
+                    lim_Bps, lim_ratio = blast[size] * size, (rig.fps / blast[size] if blast[size] else None)
                     if peer is not None and peer.exe and offload:
                         ip = peer.search(size, window_s, confirm_s)
                         add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}",
                             f"iperf3 -u -w {IPERF3_WINDOW}",
                             (fmt_rate(ip.fps, size) + f"  CPU {ip.cpu:.0f} %") if ip.fps else "no clean window",
-                            f"{rig.fps / ip.fps:.2f}" if ip.fps else "n/a",
+                            f"{rig.fps / ip.fps:.2f}" if ip.fps else "n/a", limit=lim,
                             data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu, "iperf3", ip.fps * size,
-                                          ip.fps, rig.fps / ip.fps if ip.fps else None))
+                                          ip.fps, rig.fps / ip.fps if ip.fps else None, "UDP blast", lim_Bps,
+                                          lim_ratio))
                     else:
-                        add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}", "-", "-", "-",
-                            data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu))
+                        add(label, f"{size} B", fmt_rate(rig.fps, size), f"{rig.cpu:.0f}", "-", "-", "-", limit=lim,
+                            data=BenchRow(label, size, rig.fps * size, rig.fps, rig.cpu, limit="UDP blast",
+                                          limit_Bps=lim_Bps, limit_ratio=lim_ratio))
     finally:
         if peer is not None:
             peer.close()
@@ -332,12 +366,15 @@ def main(argv: list[str] | None = None) -> int:
             ok = all(r["pattern_errors"] == 0 and r["missing_frames"] == 0
                      and r["frames_received"] == r["frames_produced"] for r in rs)
             r_gbps, m_gbps = median([r["frame_GBps"] for r in rs]), median([m["frame_GBps"] for m in ms])
+            r_fps, check_fps = median([r["frames_per_s"] for r in rs]), check_only_fps(size)
             add("shm ring, checked" + ("" if ok else " (ERRORS!)"), f"{size} B",
                 spread([r["frames_per_s"] for r in rs], size), f"{median([r['cpu_percent'] for r in rs]):.0f}",
                 "memcpy in+out", spread([m["frames_per_s"] for m in ms], size), f"{r_gbps / m_gbps:.2f}",
-                data=BenchRow("shm ring, checked", size, r_gbps * 1e9, median([r["frames_per_s"] for r in rs]),
+                limit=limit_cells(r_fps, check_fps, f"check only {check_fps / 1e6:.2f} Mf/s"),
+                data=BenchRow("shm ring, checked", size, r_gbps * 1e9, r_fps,
                               median([r["cpu_percent"] for r in rs]), "memcpy in+out", m_gbps * 1e9,
-                              median([m["frames_per_s"] for m in ms]), r_gbps / m_gbps))
+                              median([m["frames_per_s"] for m in ms]), r_gbps / m_gbps, "pattern check only",
+                              check_fps * size, r_fps / check_fps if check_fps else None))
         c = native("check", frame_bytes=8 * 1024)
         add("pattern check only", "8192 B", f"{c['payload_GBps']:6.2f} GB/s", "-", "-", "-", "-",
             data=BenchRow("pattern check only", 8192, c["payload_GBps"] * 1e9))
@@ -355,12 +392,15 @@ def main(argv: list[str] | None = None) -> int:
                               "Python mmap ref", p["GBps"] * 1e9, p["frames_per_s"], r["frame_GBps"] / p["GBps"]))
     if "sim" in only:
         s = sim_rx(sim_s)
+        gen_sps, sim_sps = generate_only_sps(65584), float(s.get("throughput_sps", 0.0))
         add(f"sim RX 1 GS/s sc16 shm {sim_s:g} s", "65584 B",
             f"{s.get('throughput_Bps', 0) / 1e9:6.2f} GB/s missing={s.get('missing_frames', 0):.0f} "
             f"pattern_err={s.get('pattern_errors', 0):.0f} {s['verdict']}",
             f"{s.get('host_cpu_percent', 0):.0f}", "-", "-", "-",
+            limit=limit_cells(sim_sps, gen_sps, f"generate only {gen_sps / 1e9:.2f} GS/s"),
             data=BenchRow("sim RX 1 GS/s sc16 shm", 65584, s.get("throughput_Bps"), s.get("frames_per_s"),
-                          s.get("host_cpu_percent")))
+                          s.get("host_cpu_percent"), limit="simulator generate only", limit_Bps=gen_sps * 4,
+                          limit_ratio=sim_sps / gen_sps if gen_sps else None))
     if "soapy" in only:
         soapy_sps = soapy_util_rate(SOAPY_RATE_SPS, SOAPY_RATE_S)
         native_sps = native_rx_rate(SOAPY_RATE_SPS, SOAPY_RATE_S - 1)

@@ -2,9 +2,12 @@
 (measurement `hilrig_bench`, into the rig's outbox so it ships with the results).
 
 One BenchRow per table row: absolute figures of the rig and of its peer measured in
-the same run, and their ratio. Tags: `row` (what was measured), `size_bytes`, `peer`,
-`host`; float fields `rig_Bps`, `rig_fps`, `rig_cpu_percent`, `peer_Bps`, `peer_fps`,
-`ratio` (rig / peer), string fields `run_id`, `git_sha` (docs/reports.md).
+the same run, and their ratio; and the limit the row is judged against (what this
+machine can do at most on that path, measured in the same run) and rig / limit.
+Tags: `row` (what was measured), `size_bytes`, `peer`, `limit`, `host`; float fields
+`rig_Bps`, `rig_fps`, `rig_cpu_percent`, `peer_Bps`, `peer_fps`, `ratio` (rig / peer),
+`limit_Bps`, `limit_ratio` (rig / limit), string fields `run_id`, `git_sha`
+(docs/reports.md).
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ class BenchRow:
     peer_Bps: float | None = None
     peer_fps: float | None = None
     ratio: float | None = None
+    limit: str = ""
+    limit_Bps: float | None = None
+    limit_ratio: float | None = None
 
 
 def _clean(v):
@@ -45,7 +51,10 @@ def bench_lines(rows: list[BenchRow], *, run_id: str, time_ns: int, git_sha: str
         p = Point(BENCH_MEASUREMENT).tag("host", host).tag("row", r.row).tag("size_bytes", str(r.size_bytes))
         if r.peer:
             p = p.tag("peer", r.peer)
-        for name in ("rig_Bps", "rig_fps", "rig_cpu_percent", "peer_Bps", "peer_fps", "ratio"):
+        if r.limit:
+            p = p.tag("limit", r.limit)
+        for name in ("rig_Bps", "rig_fps", "rig_cpu_percent", "peer_Bps", "peer_fps", "ratio", "limit_Bps",
+                     "limit_ratio"):
             v = _clean(getattr(r, name))
             if v is not None:
                 p = p.field(name, float(v))

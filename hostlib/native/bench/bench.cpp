@@ -9,6 +9,11 @@
 //   memcpy --frame-bytes N --seconds S [--slots K]
 //          one thread copying each frame into a ring-sized buffer and out again
 //   check  --frame-bytes N --seconds S      pattern_check alone over one frame
+//   generate --frame-bytes N --seconds S    PatternFramer::build alone into one frame
+//          (what the simulator's producer does per frame, nothing else)
+//   blast  --frame-bytes N --seconds S [--no-gso] [--no-gro]
+//          the UDP rows' limit: the frame I/O layer alone over 127.0.0.1 (FrameSink
+//          unpaced, FrameSource counting), no pattern, no check, no accounting
 //   pingpong [--seconds S]                  one-way cache-line transfer between two threads
 //   spsc   [--qd 1,32,256] [--payload 24,256,8192] [--queues batched,...,boost] [--runs N]
 //          [--seconds S] [--latency-seconds S]
@@ -32,6 +37,8 @@
 #include "hilrig/core/framer.hpp"
 #include "hilrig/core/pattern.hpp"
 #include "hilrig/core/rx_check.hpp"
+#include "hilrig/io/frame_sink.hpp"
+#include "hilrig/io/frame_source.hpp"
 #include "hilrig/io/shm_ring.hpp"
 #include "hilrig/io/streams.hpp"
 #include "spsc.hpp"
@@ -251,14 +258,79 @@ json bench_check(const Args& a) {
     t1 = now_ns();
   } while (t1 - t0 < std::uint64_t(seconds * 1e9));
   const double dt = double(t1 - t0) / 1e9;
-  return {{"bench", "check"}, {"frame_bytes", fb}, {"pattern_errors", errs},
+  return {{"bench", "check"}, {"frame_bytes", fb}, {"pattern_errors", errs}, {"frames_per_s", double(n) / dt},
           {"payload_GBps", double(n) * cfg.payload_bytes() / dt / 1e9}};
+}
+
+json bench_generate(const Args& a) {
+  const auto fb = std::uint32_t(a.num("--frame-bytes", 65584));
+  const double seconds = a.num("--seconds", 0.5);
+  const StreamConfig cfg = base_config(fb, 1e6);
+  const PatternFramer framer(cfg);
+  std::vector<std::uint8_t> frame(fb + 64);
+  const std::uint64_t t0 = now_ns();
+  std::uint64_t n = 0, t1 = t0;
+  do {
+    for (int k = 0; k < 64; ++k, ++n) framer.build(n, 0, frame.data());
+    t1 = now_ns();
+  } while (t1 - t0 < std::uint64_t(seconds * 1e9));
+  const double dt = double(t1 - t0) / 1e9;
+  return {{"bench", "generate"}, {"frame_bytes", fb}, {"frames_per_s", double(n) / dt},
+          {"samples_per_s", double(n) * cfg.samples_per_frame() / dt},
+          {"payload_GBps", double(n) * cfg.payload_bytes() / dt / 1e9}};
+}
+
+json bench_blast(const Args& a) {
+  const auto fb = std::uint32_t(a.num("--frame-bytes", 1472));
+  const double seconds = a.num("--seconds", 1);
+  StreamConfig cfg = base_config(fb, 1e15);  // unpaced: sizes the socket buffers to their cap
+  cfg.transport.gso = !a.flag("--no-gso");
+  cfg.transport.gro = !a.flag("--no-gro");
+  cfg = resolve_stream_config(cfg, "bench blast");
+  FrameSource src(cfg);
+  StreamConfig tcfg = cfg;
+  tcfg.transport = transport_at_endpoint(cfg.transport, src.endpoint(), "endpoint");
+  tcfg.transport.gso = cfg.transport.gso;
+  FrameSink sink(tcfg);
+  std::atomic<bool> stop{false};
+  std::uint64_t sent = 0;
+  std::thread sender([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      unsigned n = 0;
+      for (; n < sink.batch_capacity(); ++n) {
+        if (!sink.acquire(0)) break;
+        sink.commit(fb);  // the bytes as they are: the limit moves them, it does not build them
+      }
+      sent += sink.flush(now_ns() + 10'000'000, &stop);
+    }
+  });
+  const double c0 = cpu_s();
+  std::uint64_t received = 0, bytes = 0, first_ns = 0, last_ns = 0;
+  const std::uint64_t end_ns = now_ns() + std::uint64_t(seconds * 1e9);
+  while (now_ns() < end_ns) {
+    if (!src.wait(10'000'000)) continue;
+    while (FrameView f = src.take()) {
+      ++received;
+      bytes += f.len;
+      src.release();
+    }
+    last_ns = now_ns();
+    if (first_ns == 0) first_ns = last_ns;
+  }
+  stop.store(true);
+  sender.join();
+  const double c1 = cpu_s();
+  const double dt = double(last_ns - first_ns) / 1e9;
+  return {{"bench", "blast"}, {"frame_bytes", fb}, {"seconds", dt}, {"frames_sent", sent},
+          {"frames_received", received}, {"received_fps", dt > 0 ? double(received) / dt : 0.0},
+          {"received_GBps", dt > 0 ? double(bytes) / dt / 1e9 : 0.0}, {"gso", sink.gso_active()},
+          {"cpu_percent", 100.0 * (c1 - c0) / seconds}};
 }
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|pingpong|spsc [--frame-bytes N] [--seconds S] ...\n");
+    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|generate|blast|pingpong|spsc [--frame-bytes N] [--seconds S] ...\n");
     return 2;
   }
   Args a;
@@ -278,6 +350,8 @@ int main(int argc, char** argv) {
     else if (cmd == "shm") r = bench_shm(a);
     else if (cmd == "memcpy") r = bench_memcpy(a);
     else if (cmd == "check") r = bench_check(a);
+    else if (cmd == "generate") r = bench_generate(a);
+    else if (cmd == "blast") r = bench_blast(a);
     else if (cmd == "pingpong") r = bench_pingpong(a);
     else if (cmd == "spsc") r = bench_spsc(a);
     else {
