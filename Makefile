@@ -36,7 +36,7 @@ deps:
 $(VENV)/.installed: pyproject.toml | deps
 	$(PYTHON_SYS) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,firmware]'
+	$(PY) -m pip install --quiet -e '.[test,firmware,lab]'
 	touch $@
 
 venv: $(VENV)/.installed

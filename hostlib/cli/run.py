@@ -16,6 +16,7 @@ from ..results.record import Verdict
 from ..results.verdict import STYLE
 from ..selection import Selection
 from ..session import RunSession
+from .lab import place_request_of
 from .validate import estimated_seconds
 
 
@@ -70,7 +71,8 @@ def run_command(args: argparse.Namespace) -> int:
     selection = Selection.of(names=args.case, include=args.include, exclude=args.exclude)
     cases = load_cases(args.paths)
     session = RunSession(args.rig, require_devices=args.require_devices, outbox_dir=args.outbox,
-                         say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True))
+                         say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+                         place=place_request_of(args))
     chosen = session.select(cases, selection)
     if not chosen:
         console.print(Text(f"nothing was tested: no case of {len(cases)} selected by {selection.describe()}",

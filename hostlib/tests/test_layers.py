@@ -12,6 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 FLOORS = (
     ("hostlib.__main__", "hostlib.cli", "hostlib.robot", "hostlib.pytest_plugin"),
     ("hostlib.session",),
+    ("hostlib.lab",),
     ("hostlib.reports",),
     ("hostlib.bench",),
     ("hostlib.engine",),
