@@ -28,6 +28,7 @@ from labgrid.remote.client import ClientSession
 from labgrid.remote.client import Error as LabgridError
 from labgrid.remote.common import ResourceMatch
 from labgrid.remote.generated import labgrid_coordinator_pb2 as pb
+from labgrid.remote.generated import labgrid_coordinator_pb2_grpc
 
 from .._exceptions import LabError
 from .place import RESOURCE_CLASS, default_coordinator
@@ -127,6 +128,17 @@ class _Session(ClientSession):
     uniquely, so that labgrid's release-from can tell two runs of one user apart)."""
 
     holder_user = ""
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        # The coordinator knows a client by its connection (one session per peer): gRPC would
+        # share one connection between two sessions of a process (a run and its janitor, a
+        # test's holders), so each session gets a connection of its own. Keepalive as labgrid's.
+        self.channel = grpc.aio.insecure_channel(target=self.address, options=[
+            ("grpc.keepalive_time_ms", 7500), ("grpc.keepalive_timeout_ms", 10000),
+            ("grpc.http2.ping_timeout_ms", 10000), ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.use_local_subchannel_pool", 1)])
+        self.stub = labgrid_coordinator_pb2_grpc.CoordinatorStub(self.channel)
 
     def getuser(self) -> str:
         return self.holder_user or super().getuser()
@@ -335,7 +347,7 @@ class LabClient:
                 await session.stop()
                 await session.close()
             try:
-                asyncio.run_coroutine_threadsafe(stop(), self._loop.loop).result(timeout=5)
+                asyncio.run_coroutine_threadsafe(stop(), self._loop.loop).result(timeout=self.timeout_s)
             except Exception as exc:  # noqa: BLE001  closing a connection to a coordinator that went away
                 log.debug("closing the coordinator connection: %s", exc)
         self._loop.stop()

@@ -45,6 +45,7 @@ def _labgrid_coordinator() -> str:
 class _Proc:
     proc: subprocess.Popen[bytes]
     log: Path
+    mark: int = 0     # where this start's lines begin in the log
 
 
 def _wait_for_line(proc: subprocess.Popen[bytes], log: Path, marker: bytes, timeout_s: float) -> None:
@@ -87,7 +88,9 @@ class LocalLab:
             stop_process(self.coordinator.proc, STOP_TIMEOUT_S)
             self.coordinator = None
 
-    def start_exporter(self, name: str, config: Path) -> None:
+    def start_exporter(self, name: str, config: Path, *, wait: bool = True) -> None:
+        """Start `hilrig lab exporter`; wait until the coordinator took it (unless wait=False:
+        then wait_exporters() does, so that several start side by side)."""
         log = self.workdir / f"exporter-{name}.log"
         mark = log.stat().st_size if log.exists() else 0
         with log.open("ab") as out:
@@ -95,12 +98,17 @@ class LocalLab:
                                      "--hostname", "127.0.0.1", str(config)], cwd=self.workdir,
                                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.exporters[name] = _Proc(proc, log)
+        self.exporters[name] = _Proc(proc, log, mark)
+        if wait:
+            self.wait_exporters()
+
+    def wait_exporters(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while b"Exporter ready" not in log.read_bytes()[mark:]:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise LabError(f"exporter {name} did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.05)
+        for name, started in self.exporters.items():
+            while b"Exporter ready" not in started.log.read_bytes()[started.mark:]:
+                if started.proc.poll() is not None or time.monotonic() > deadline:
+                    raise LabError(f"exporter {name} did not start: {started.log.read_text()[-2000:]}")
+                time.sleep(0.05)
 
     def kill_exporter(self, name: str) -> None:
         """SIGKILL: the exporter is gone as a crashed host's would be."""
@@ -108,14 +116,15 @@ class LocalLab:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
 
-    def add_place(self, place: str, rig_file: Path, *, exporter: str, tags: dict[str, str] | None = None) -> Path:
+    def add_place(self, place: str, rig_file: Path, *, exporter: str, tags: dict[str, str] | None = None,
+                  wait: bool = True) -> Path:
         """Write the exporter config of a rig file's devices, start its exporter, and
         create and tag the place on the coordinator (what `hilrig lab exporter-config`,
         `hilrig lab exporter` and `hilrig lab register` do)."""
         rig = load_rig(rig_file)
         config = self.workdir / f"exporter-{exporter}.yaml"
         config.write_text(exporter_config(rig, place, probe_interval_s=0.25))
-        self.start_exporter(exporter, config)
+        self.start_exporter(exporter, config, wait=wait)
         caps = Capabilities.of(ExportedDevice.of(str(Path(rig.file).resolve()), d) for d in rig.devices.values())
         with self.client() as lab:
             lab.ensure_place(place, place_matches(exporter, place),

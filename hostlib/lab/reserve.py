@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .._exceptions import LabError, PlaceUnavailable
 from ..rig.inventory import DeviceEntry, Rig, load_rig
-from .coordinator import LabClient, PlaceState, ReservationView, Scheduling
+from .coordinator import CALL_TIMEOUT_S, LabClient, PlaceState, ReservationView, Scheduling
 from .lease import HEARTBEATS_PER_LEASE, Heartbeat, lease_of, new_lease
 from .place import Capabilities, PlaceRequest, exported_device
 
@@ -114,7 +114,8 @@ def hold_place(request: PlaceRequest, run_id: str, say: Callable[[str], None],
     allocation and acquisition (a test stops an exporter there)."""
     started = time.monotonic()
     deadline = started + request.timeout_s
-    lab = LabClient(request.coordinator, user_suffix=run_id)
+    # A coordinator that does not answer within a lease is as good as gone for this run.
+    lab = LabClient(request.coordinator, user_suffix=run_id, timeout_s=min(CALL_TIMEOUT_S, request.lease_s))
     tokens: dict[str, str] = {}
     skipped: dict[str, str] = {}
     try:
