@@ -155,7 +155,7 @@ class RunSession:
             return
         from .lab.status import PlaceRow, place_point
 
-        row = PlaceRow(name=held.name, rig_host=held.rig_host, tags={}, holder=held.holder,
+        row = PlaceRow(name=held.name, rig_host=held.rig_host, tags=held.tags, holder=held.holder,
                        since_utc=held.heartbeat.record.since.isoformat(timespec="seconds"),
                        heartbeat_age_s=held.heartbeat.record.age_s(), available=True, why_unavailable=None,
                        reserved_by=None)

@@ -4,7 +4,8 @@
 One BenchRow per table row: absolute figures of the rig and of its peer measured in
 the same run, and their ratio. Tags: `row` (what was measured), `size_bytes`, `peer`,
 `host`; float fields `rig_Bps`, `rig_fps`, `rig_cpu_percent`, `peer_Bps`, `peer_fps`,
-`ratio` (rig / peer), string fields `run_id`, `git_sha` (docs/reports.md).
+`ratio` (rig / peer), `rig_s`, `peer_s` (a row that times something), string fields
+`run_id`, `git_sha` (docs/reports.md).
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ class BenchRow:
     peer_Bps: float | None = None
     peer_fps: float | None = None
     ratio: float | None = None
+    rig_s: float | None = None     # a time row (the lab rows): the rig's seconds
+    peer_s: float | None = None    # ... and the peer's, measured in the same run
 
 
 def _clean(v):
@@ -45,7 +48,7 @@ def bench_lines(rows: list[BenchRow], *, run_id: str, time_ns: int, git_sha: str
         p = Point(BENCH_MEASUREMENT).tag("host", host).tag("row", r.row).tag("size_bytes", str(r.size_bytes))
         if r.peer:
             p = p.tag("peer", r.peer)
-        for name in ("rig_Bps", "rig_fps", "rig_cpu_percent", "peer_Bps", "peer_fps", "ratio"):
+        for name in ("rig_Bps", "rig_fps", "rig_cpu_percent", "peer_Bps", "peer_fps", "ratio", "rig_s", "peer_s"):
             v = _clean(getattr(r, name))
             if v is not None:
                 p = p.field(name, float(v))

@@ -62,9 +62,8 @@ class LeaseRecord(BaseModel):
     def comment(self) -> str:
         return LEASE_PREFIX + self.model_dump_json()
 
-    def describe(self) -> str:
-        return (f"{self.holder} (hilrig run {self.run_id}, pid {self.pid} on {self.host}) "
-                f"since {self.since.isoformat(timespec='seconds')}")
+    def who(self) -> str:
+        return f"{self.holder} (hilrig run {self.run_id}, pid {self.pid} on {self.host})"
 
 
 def lease_of(comment: str) -> LeaseRecord | None:

@@ -45,6 +45,7 @@ class HeldPlace:
     rig_name: str
     waited_s: float
     heartbeat: Heartbeat
+    tags: dict[str, str] = field(default_factory=dict)   # the place's labgrid tags
     released: bool = False
     problems: list[str] = field(default_factory=list)
 
@@ -189,7 +190,7 @@ def _take(lab: LabClient, request: PlaceRequest, place: PlaceState, run_id: str,
     heartbeat.start()
     return HeldPlace(lab=lab, name=place.name, holder=lab.holder,
                      exporters=tuple(sorted({r.exporter for r in now.resources})), devices=devices,
-                     rig_name=rig_name, waited_s=time.monotonic() - started, heartbeat=heartbeat)
+                     rig_name=rig_name, waited_s=time.monotonic() - started, heartbeat=heartbeat, tags=now.tags)
 
 
 def _none_fits(request: PlaceRequest, places: list[PlaceState], address: str) -> str:
@@ -218,7 +219,7 @@ def _timed_out(request: PlaceRequest, lab: LabClient, candidates: list[PlaceStat
             continue
         lease = lease_of(place.comment)
         if lease is not None:
-            holder, since = lease.describe(), lease.since.isoformat(timespec="seconds")
+            holder, since = lease.who(), lease.since.isoformat(timespec="seconds")
         elif place.holder:
             holder, since = place.holder, _iso(place.changed_epoch_s)
         else:

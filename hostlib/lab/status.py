@@ -1,8 +1,8 @@
 """`hilrig lab status`: the places at a glance (who holds what, what is unavailable), and
 the `hilrig_place` measurement that trends utilisation and reservation waits.
 
-A `hilrig_place` row (docs/results.md) is tagged with the place and its rig host
-(exporters) and carries: acquired (1/0), available (1/0), holder, since, heartbeat
+A `hilrig_place` row (docs/results.md) is tagged with the place, its rig host
+(exporters) and its labgrid tags as `lg_<key>`, and carries: acquired (1/0), available (1/0), holder, since, heartbeat
 age (s, -1 without a lease) and, from a run, reservation_wait_s and held_s.
 """
 from __future__ import annotations
@@ -72,6 +72,8 @@ def place_point(row: PlaceRow, *, when: _dt.datetime | None = None, reservation_
     p = Point(PLACE_MEASUREMENT).tag("place", row.name)
     if row.rig_host:
         p.tag("rig_host", row.rig_host)
+    for key, tag in row.tags.items():   # the place's labgrid tags: utilisation per driver, radio ...
+        p.tag(f"lg_{key}", tag)
     p.field("acquired", 1.0 if row.holder else 0.0)
     p.field("available", 1.0 if row.available else 0.0)
     p.field("holder", row.holder or "")

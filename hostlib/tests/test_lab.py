@@ -24,6 +24,7 @@ from hostlib.lab.lease import lease_of
 from hostlib.lab.local import LocalLab
 from hostlib.lab.place import PlaceRequest, parse_place_tags
 from hostlib.lab.reserve import hold_place
+from hostlib.tests.influx_servers import influx16  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 SIM = REPO / "hostlib" / "bin" / "hilrig-sim"
@@ -319,3 +320,46 @@ def test_coordinator_stopped_mid_run(tmp_path: Path) -> None:
             wait_until(clean, 30, "the janitor freeing sim-a", every_s=0.25)
     finally:
         own.local.close()
+
+
+def test_lab_dashboard_queries_on_real_influxdb(lab: Lab, influx16, tmp_path: Path) -> None:
+    """Every panel of reports/grafana/hilrig-lab-influxql.json against InfluxDB 1.6 holding
+    the hilrig_place rows the runs above wrote, plus a `hilrig lab status --outbox` sample."""
+    from hostlib.results.influx import InfluxTarget, ship_outbox
+
+    from .factories import make_rig
+
+    status = subprocess.run([sys.executable, "-m", "hostlib", "lab", "status", "--coordinator", lab.local.address,
+                             "--outbox", str(lab.outbox)], capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0, status.stdout + status.stderr
+    place_rows = [parse_line(line) for f in lab.outbox.glob("*.lp") for line in f.read_text().splitlines()
+                  if line.startswith("hilrig_place,")]
+    waits: dict[str, list[float]] = {}
+    for row in place_rows:
+        if "reservation_wait_s" in row["fields"]:
+            waits.setdefault(row["tags"]["place"], []).append(row["fields"]["reservation_wait_s"])
+    assert "sim-a" in waits, place_rows   # the runs' rows, one per run
+    influx16.query("CREATE DATABASE lab")
+    outbox = tmp_path / "outbox"
+    outbox.mkdir()
+    for f in lab.outbox.glob("*.lp"):
+        (outbox / f.name).write_text(f.read_text())
+    report = ship_outbox(outbox, InfluxTarget.from_rig(make_rig(results={"influxdb": {
+        "url": influx16.url, "api": "v1", "database": "lab"}})))
+    assert report.exit_code() == 0, report.lines()
+    doc = json.loads((REPO / "reports" / "grafana" / "hilrig-lab-influxql.json").read_text())
+    seen = {}
+    for panel in doc["panels"]:
+        (target,) = panel["targets"]
+        query = (target["query"].replace("$timeFilter", "time > now() - 30d").replace("$__interval", "1h")
+                 .replace("/^$place$/", "/^.*$/"))
+        series = influx16.query(query, "lab")
+        assert series, panel["title"]
+        seen[panel["title"]] = {(s.get("tags") or {}).get("place") or (s.get("tags") or {}).get("lg_driver"): s
+                                for s in series}
+    assert set(seen["Utilisation per driver"]) == {"sim"}
+    assert {"sim-a", "sim-b"} <= set(seen["Utilisation per place"])
+    for place, values in waits.items():
+        (row,) = seen["Reservation wait p50 / p95 per place"][place]["values"]
+        p50, p95 = row[1], row[2]
+        assert min(values) <= p50 <= p95 <= max(values)
