@@ -94,6 +94,9 @@ class YamlCaseFile(pytest.File):
 
 
 class LoadErrorItem(pytest.Item):
+    # labgrid's pytest plugin (installed with hilrig's lab extra) reads every item's fixturenames.
+    fixturenames: tuple[str, ...] = ()
+
     def __init__(self, *, text: str, **kw):
         super().__init__(**kw)
         self.text = text
@@ -113,6 +116,8 @@ class CaseFailed(Exception):
 
 
 class CaseItem(pytest.Item):
+    fixturenames: tuple[str, ...] = ()   # as LoadErrorItem: labgrid's pytest plugin reads it
+
     def __init__(self, *, case: Case, **kw):
         super().__init__(**kw)
         self.case = case

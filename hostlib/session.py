@@ -34,11 +34,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from ._exceptions import ConfigError, InfrastructureError, LabError, PlaceUnavailable
 from .dsl.case import Case
 from .lab.place import PlaceRequest
-from .lab.reserve import HeldPlace
 from .results import Evidence, Outbox, new_run_id, results_dirs
 from .results.outbox import RunLock
 from .results.record import EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now
@@ -46,6 +46,9 @@ from .results.save import save_result
 from .results.verdict import summary_line
 from .rig.inventory import Rig
 from .selection import Selection
+
+if TYPE_CHECKING:   # the lab's gRPC client is imported only by a run that asks for a place
+    from .lab.reserve import HeldPlace
 
 __all__ = ["RunSession"]
 
@@ -119,8 +122,12 @@ class RunSession:
     def _hold_place(self, request: PlaceRequest, run_id: str) -> None:
         """Reserve and acquire the place; its devices become the rig's. A place that cannot
         be had is remembered: every case of the run is then an ERROR saying why."""
-        from .lab.reserve import hold_place
-
+        try:
+            from .lab.reserve import hold_place
+        except ImportError as exc:   # labgrid (the lab extra) is not installed
+            self.place_error = ConfigError(f"a run on a lab place needs labgrid: pip install 'hilrig[lab]' ({exc})")
+            self.say(f"hilrig lab: {self.place_error}")
+            return
         self.say(f"hilrig lab: reserving {request.describe()} at {request.coordinator} "
                  f"(deadline {request.timeout_s:g} s)")
         try:

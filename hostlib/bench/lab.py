@@ -21,24 +21,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
 from .._installed import packaged_executable
-from ..lab.local import LocalLab
+from ..lab.local import LocalLab, write_sim_case, write_sim_rig
 from .record import BenchRow
-
-CASE = """\
-name: RX lab bench
-device: dut
-direction: rx
-master_clock: 200 MHz
-decimation: 200
-transport: {kind: udp, frame_bytes: 8000}
-warmup: 100 ms
-duration: 0.5 s
-"""
 
 Row = tuple[str, str, str, str, str, str, str]
 
@@ -66,15 +54,8 @@ def rows(repeats: int) -> list[tuple[Row, BenchRow]]:
                  BenchRow("lab: run on a place", 0))]
     with tempfile.TemporaryDirectory(prefix="hilrig-bench-lab-") as tmp:
         root = Path(tmp)
-        (root / "cases").mkdir()
-        (root / "cases" / "rx.yaml").write_text(CASE)
-        rig = root / "rig.yaml"
-        rig.write_text(textwrap.dedent(f"""\
-            name: bench-lab
-            devices:
-              dut: {{driver: sim, args: {{binary: {sim}}}, channels: 1, max_rate: 100 MS/s}}
-            results: {{outbox: {root / "outbox"}, evidence: {root / "evidence"}}}
-            """))
+        write_sim_case(root / "cases")
+        rig = write_sim_rig(root / "rig.yaml", "bench-lab", sim, root)
         evidence = root / "evidence"
         evidence.mkdir()
         with LocalLab(root / "lab") as lab:

@@ -104,11 +104,13 @@ def lab_command(args: argparse.Namespace) -> int:
         from ..lab.nightly import NightlyOptions, read_places_file, run_nightly
 
         places = [*args.places, *(read_places_file(Path(args.places_file)) if args.places_file else [])]
-        return run_nightly(NightlyOptions(places=tuple(places), suites=tuple(args.suite),
-                                          coordinator=args.coordinator, rig=args.rig,
-                                          place_timeout_s=args.place_timeout, process_timeout_s=args.process_timeout,
-                                          outputdir=Path(args.outputdir),
-                                          robot_args=tuple(a for a in args.robot_args if a != "--")), print)
+        out = Path(args.outputdir)
+        code, night = run_nightly(NightlyOptions(places=tuple(places), suites=tuple(args.suite),
+                                                 coordinator=args.coordinator, rig=args.rig,
+                                                 place_timeout_s=args.place_timeout,
+                                                 process_timeout_s=args.process_timeout, outputdir=out,
+                                                 robot_args=tuple(a for a in args.robot_args if a != "--")), print)
+        return _night_report(out, night, code)
     from ..lab.coordinator import LabClient
 
     with LabClient(args.coordinator) as lab:
@@ -126,6 +128,21 @@ def lab_command(args: argparse.Namespace) -> int:
                 print("no place carries a hilrig lease")
             return 1 if any(a.outcome is Outcome.FAILED for a in actions) else 0
     return 2
+
+
+def _night_report(out: Path, night: str, code: int) -> int:
+    """The night's one report from pabot's merged output; the runs' own reports and the
+    outbox stand without it, so a report that cannot be written is said, not raised."""
+    from .._exceptions import HilrigError
+    from ..reports.night import write_night_report
+
+    try:
+        report = write_night_report(out / "output.xml", out / f"night-{night}.html")
+    except HilrigError as exc:
+        print(f"hilrig lab nightly: the night's report was not written: {exc}")
+        return code or 1
+    print(f"hilrig report: {report}")
+    return code
 
 
 def _devices(text: str | None) -> list[str]:

@@ -25,7 +25,48 @@ from .coordinator import LabClient
 from .exporter import exporter_config, place_matches
 from .place import Capabilities, ExportedDevice
 
-__all__ = ["LocalLab", "free_port"]
+__all__ = ["LocalLab", "free_port", "write_sim_case", "write_sim_rig"]
+
+# A short RX case on a simulator place (tests, bench): 1 MS/s over UDP.
+SIM_CASE = """\
+name: RX lab
+device: dut
+direction: rx
+master_clock: 200 MHz
+decimation: 200
+transport: {{kind: udp, frame_bytes: 8000}}
+warmup: 100 ms
+duration: {duration}
+tags: [lab]
+thresholds:
+  throughput: ">= 90% of rate"
+"""
+
+
+def write_sim_case(folder: Path, duration: str = "0.5 s") -> Path:
+    """A folder with one short simulator RX case (`duration` as YAML writes it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rx.yaml").write_text(SIM_CASE.format(duration=duration))
+    return folder
+
+
+def write_sim_rig(path: Path, name: str, binary: Path, results: Path, channels: int = 1) -> Path:
+    """A rig file with one simulator device `dut` run from `binary` (a link a test may
+    remove: the exporter's probe then finds no device), results under `results`."""
+    path.write_text(f"""\
+name: {name}
+devices:
+  dut:
+    driver: sim
+    args: {{binary: {binary}}}
+    channels: {channels}
+    max_rate: 100 MS/s
+    transports: [udp, shm]
+results:
+  outbox: {results / "outbox"}
+  evidence: {results / "evidence"}
+""")
+    return path
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0

@@ -6,8 +6,9 @@ place's run that hangs, so one rig cannot hold the night. Each place's run is an
 ordinary hilrig run session (hostlib.session): it reserves its place, tags every result
 with the place and rig host, writes the one outbox and ships to the one InfluxDB of
 the rig file. A place that is down or cannot be reserved ERRORs its own cases only.
-pabot merges the Robot outputs into one output.xml; the night's run reports are put
-together into one HTML report, the place as a column (hostlib.reports).
+pabot merges the Robot outputs into one output.xml; `hilrig lab nightly` then puts the
+night's run reports together into one HTML report, the place as a column
+(hostlib.reports.night).
 
 pabot's PabotLib server is not started (`--no-pabotlib`) and its remote "hive" mode is
 not used: nothing of the nightly listens on a port.
@@ -20,8 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._exceptions import ConfigError, ConfigIssue, HilrigError
-from ..reports.night import write_night_report
+from .._exceptions import ConfigError, ConfigIssue
 from ..results import new_run_id
 from .place import DEFAULT_PLACE_TIMEOUT_S, default_coordinator
 
@@ -71,9 +71,10 @@ def pabot_command(options: NightlyOptions, argfiles: list[Path]) -> list[str]:
     return [*command, "--outputdir", str(options.outputdir), *options.robot_args, *options.suites]
 
 
-def run_nightly(options: NightlyOptions, say: Callable[[str], None]) -> int:
-    """Write the argument files, run pabot, put the night's run reports together. Returns
-    pabot's exit code (Robot's: the number of failed tests, capped), or 2 for bad options."""
+def run_nightly(options: NightlyOptions, say: Callable[[str], None]) -> tuple[int, str]:
+    """Write the argument files and run pabot. Returns pabot's exit code (Robot's: the number
+    of failed tests, capped) and the night's id; bad options are a ConfigError. The night's
+    one report is the caller's (hostlib.reports.night reads pabot's merged output)."""
     if not options.places:
         raise ConfigError(ConfigIssue("", None, "--places", "name at least one place (or --places-file)"))
     if len(set(options.places)) != len(options.places):
@@ -89,11 +90,4 @@ def run_nightly(options: NightlyOptions, say: Callable[[str], None]) -> int:
     command = pabot_command(options, argfiles)
     say(f"hilrig lab nightly {night}: {len(options.places)} place(s) in parallel: {' '.join(options.places)}")
     say("$ " + " ".join(command))
-    code = subprocess.call(command)
-    try:
-        report = write_night_report(options.outputdir / "output.xml", options.outputdir / f"night-{night}.html")
-    except HilrigError as exc:   # the runs' own reports and the outbox stand; only the night's view is missing
-        say(f"hilrig lab nightly: the night's report was not written: {exc}")
-        return code or 1
-    say(f"hilrig report: {report}")
-    return code
+    return subprocess.call(command), night

@@ -75,6 +75,13 @@ class HeldPlace:
         self.problems = lines
         return lines
 
+    def __enter__(self) -> HeldPlace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for line in self.release():
+            self.heartbeat.say(line)
+
 
 def place_devices(place: PlaceState) -> tuple[str, dict[str, DeviceEntry]]:
     """The rig-file devices a place's resources name: (rig name, devices by alias)."""

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,27 +20,13 @@ from hostlib._exceptions import PlaceUnavailable
 from hostlib.lab.coordinator import Scheduling
 from hostlib.lab.janitor import Outcome, sweep
 from hostlib.lab.lease import lease_of
-from hostlib.lab.local import LocalLab
+from hostlib.lab.local import LocalLab, write_sim_case, write_sim_rig
 from hostlib.lab.place import PlaceRequest, parse_place_tags
 from hostlib.lab.reserve import hold_place
 from hostlib.tests.influx_servers import influx16  # noqa: F401  (fixture)
 
 REPO = Path(__file__).resolve().parents[2]
 SIM = REPO / "hostlib" / "bin" / "hilrig-sim"
-
-CASE = """\
-name: RX lab
-device: dut
-direction: rx
-master_clock: 200 MHz
-decimation: 200
-transport: {kind: udp, frame_bytes: 8000}
-warmup: 100 ms
-duration: %s
-tags: [lab]
-thresholds:
-  throughput: ">= 90%% of rate"
-"""
 
 ROBOT_SUITE = """\
 *** Settings ***
@@ -52,23 +37,6 @@ Hilrig Cases
     [Tags]    hilrig:placeholder
     Fail    HilrigLibrary did not bind the YAML cases
 """
-
-
-def write_rig(path: Path, name: str, binary: Path, channels: int, outbox: Path) -> Path:
-    path.write_text(textwrap.dedent(f"""\
-        name: {name}
-        devices:
-          dut:
-            driver: sim
-            args: {{binary: {binary}}}
-            channels: {channels}
-            max_rate: 100 MS/s
-            transports: [udp, shm]
-        results:
-          outbox: {outbox}
-          evidence: {outbox.parent / "evidence"}
-        """))
-    return path
 
 
 class Lab:
@@ -82,14 +50,10 @@ class Lab:
         self.binaries = {p: root / f"sim-{p}" for p in ("a", "b", "0")}
         for link in self.binaries.values():
             link.symlink_to(SIM)
-        self.rigs = {p: write_rig(root / f"rig-{p}.yaml", f"rig-{p}", self.binaries[p], ch, self.outbox)
+        self.rigs = {p: write_sim_rig(root / f"rig-{p}.yaml", f"rig-{p}", self.binaries[p], root / "results", ch)
                      for p, ch in (("a", 2), ("b", 4), ("0", 2))}
-        self.cases = root / "cases"
-        self.cases.mkdir()
-        (self.cases / "rx.yaml").write_text(CASE % "0.5 s")
-        self.long_cases = root / "long"
-        self.long_cases.mkdir()
-        (self.long_cases / "rx.yaml").write_text(CASE % "60 s")
+        self.cases = write_sim_case(root / "cases")
+        self.long_cases = write_sim_case(root / "long", "60 s")
 
     def start(self) -> None:
         self.local.start_coordinator()
@@ -214,11 +178,8 @@ def test_an_unavailable_device_makes_its_place_unavailable_and_tags_pick_the_oth
     lab.binaries["b"].unlink()   # the simulator behind sim-b is gone: its exporter's probe fails
     try:
         lab.local.wait_for("sim-b", available=False, timeout_s=10)
-        held = hold_place(lab.request(tags="driver=sim"), "by-tags", say)
-        try:
+        with hold_place(lab.request(tags="driver=sim"), "by-tags", say) as held:
             assert held.name == "sim-a"
-        finally:
-            held.release()
         with pytest.raises(PlaceUnavailable, match="sim-b: unavailable: ex-b/dut"):
             hold_place(lab.request(name="sim-b"), "by-name", say)
     finally:
@@ -227,11 +188,8 @@ def test_an_unavailable_device_makes_its_place_unavailable_and_tags_pick_the_oth
 
 
 def test_predicates_labgrid_tags_cannot_express(lab: Lab) -> None:
-    held = hold_place(lab.request(tags="channels>=3,max_rate>=61.44 MS/s,transport=udp"), "four-ch", say)
-    try:
+    with hold_place(lab.request(tags="channels>=3,max_rate>=61.44 MS/s,transport=udp"), "four-ch", say) as held:
         assert held.name == "sim-b"
-    finally:
-        held.release()
     with pytest.raises(PlaceUnavailable, match="no place fits"):
         hold_place(lab.request(tags="channels>=8"), "eight-ch", say)
 
@@ -248,11 +206,8 @@ def test_an_exporter_killed_after_allocation_is_skipped_or_named(lab: Lab) -> No
             wait_until(lambda: client.place("sim-0").unmatched, 30, "the coordinator dropping ex-0")
 
     started = time.monotonic()
-    held = hold_place(lab.request(tags="pool=x", timeout_s=30), "pool-run", say, before_acquire=kill_ex0)
-    try:
+    with hold_place(lab.request(tags="pool=x", timeout_s=30), "pool-run", say, before_acquire=kill_ex0) as held:
         assert held.name == "sim-a"   # went to the other place
-    finally:
-        held.release()
     lab.local.start_exporter("ex-0", lab.local.workdir / "exporter-ex-0.yaml")
     lab.local.wait_for("sim-0", available=True)
     with pytest.raises(PlaceUnavailable, match="exporter ex-0 is offline"):
@@ -267,7 +222,7 @@ def test_nightly_lab_runs_each_place_in_parallel(lab: Lab) -> None:
     suite = lab.root / "suite"
     suite.mkdir()
     (suite / "hilrig.robot").write_text(ROBOT_SUITE)
-    (suite / "rx.yaml").write_text(CASE % "0.5 s")
+    write_sim_case(suite)
     before = set(lab.case_rows())
     out = lab.root / "night"
     result = subprocess.run([sys.executable, "-m", "hostlib", "lab", "nightly", "--places", "sim-a", "sim-b", "sim-0",
@@ -297,9 +252,7 @@ def test_coordinator_stopped_mid_run(tmp_path: Path) -> None:
     own = Lab(tmp_path)
     own.start()
     try:
-        mid = own.root / "mid"
-        mid.mkdir()
-        (mid / "rx.yaml").write_text(CASE % "2 s")
+        mid = write_sim_case(own.root / "mid", "2 s")
         run = own.run("--place", "sim-a", "--lease", "2", cases=mid)
         own.local.wait_for("sim-a", held=True, timeout_s=60)
         assert own.local.coordinator is not None
@@ -363,3 +316,16 @@ def test_lab_dashboard_queries_on_real_influxdb(lab: Lab, influx16, tmp_path: Pa
         (row,) = seen["Reservation wait p50 / p95 per place"][place]["values"]
         p50, p95 = row[1], row[2]
         assert min(values) <= p50 <= p95 <= max(values)
+
+
+def test_trend_series_keep_places_apart() -> None:
+    """A nightly across rigs is one run per place: each place's case is its own trend series."""
+    from hostlib.reports.history import History
+
+    rows = {"n1-a": [{"testcase": "RX", "place": "sim-a", "throughput_sps": 1.0}],
+            "n1-b": [{"testcase": "RX", "place": "sim-b", "throughput_sps": 2.0}],
+            "n2-a": [{"testcase": "RX", "place": "sim-a", "throughput_sps": 1.1}],
+            "n2-local": [{"testcase": "RX", "throughput_sps": 3.0}]}
+    series = History("test", sorted(rows), rows).series()
+    assert set(series) == {"RX @ sim-a", "RX @ sim-b", "RX"}
+    assert [r["throughput_sps"] if r else None for r in series["RX @ sim-a"]] == [1.0, None, 1.1, None]

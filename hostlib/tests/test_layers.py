@@ -12,9 +12,8 @@ PACKAGE = Path(__file__).resolve().parents[1]
 FLOORS = (
     ("hostlib.__main__", "hostlib.cli", "hostlib.robot", "hostlib.pytest_plugin"),
     ("hostlib.session",),
-    ("hostlib.lab",),
     ("hostlib.reports",),
-    ("hostlib.bench",),
+    ("hostlib.bench", "hostlib.lab"),
     ("hostlib.engine",),
     ("hostlib.drivers", "hostlib.results"),
     ("hostlib.rig", "hostlib.selection"),
