@@ -81,7 +81,8 @@ def run_command(args: argparse.Namespace) -> int:
     est = estimated_seconds(chosen, session.rig)
     live = LiveProgress(console)
     with session:
-        console.print(Text(f"run {session.run_id} on rig {session.rig.name} ({session.rig_path}): "
+        where = f"place {session.held_place.name}, " if session.held_place is not None else ""
+        console.print(Text(f"run {session.run_id} on {where}rig {session.rig.name} ({session.rig_path}): "
                            f"{len(chosen)} of {len(cases)} test(s), about {est:.0f} s"
                            + (", devices required" if session.require_devices else "")))
         for number, case in enumerate(chosen, 1):

@@ -91,8 +91,9 @@ class PlaceState:
             return f"exporter {', '.join(exporters)} is offline (no resource answers {', '.join(self.unmatched)})"
         if not self.resources:
             return "the place has no resources (no match)"
-        down = [f"{r.exporter}/{r.name}" for r in self.resources if not r.available]
-        return f"unavailable: {', '.join(down)} (its exporter's probe finds no device)" if down else None
+        down = [f"{r.exporter}/{r.name} ({r.params.get('unavailable') or 'its exporter finds no device'})"
+                for r in self.resources if not r.available]
+        return f"unavailable: {', '.join(down)}" if down else None
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ class JanitorAction:
 def sweep(lab: LabClient, lease_s: float | None = None, now: _dt.datetime | None = None) -> list[JanitorAction]:
     """One pass over every place with a lease."""
     actions = []
+    # A set_comment below runs only after the place is seen free again with our stale lease
+    # still on it; a holder that took the place in between rewrites its own lease with its
+    # next heartbeat (every lease/6), so a cleared comment never outlives one beat.
     for place in lab.places():
         lease = lease_of(place.comment)
         if lease is None:

@@ -131,8 +131,12 @@ class Heartbeat:
             self._stop = None
 
     def clear(self) -> None:
-        """Put back the comment the place had before (after the place is released)."""
+        """Put back the comment the place had before (after the place is released), unless
+        the comment is no longer our lease (the janitor cleared it, or the next holder's
+        lease is there already: it is never overwritten)."""
         try:
-            self.lab.set_comment(self.record.place, self.record.comment_before)
+            mine = lease_of(self.lab.place(self.record.place).comment)
+            if mine is not None and mine.holder == self.record.holder:
+                self.lab.set_comment(self.record.place, self.record.comment_before)
         except LabError as exc:
             self.say(f"hilrig lab: the lease of place {self.record.place} stays until the janitor clears it ({exc})")

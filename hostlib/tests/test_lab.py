@@ -136,6 +136,16 @@ def test_two_runs_contend_the_second_waits_then_runs(lab: Lab) -> None:
     assert "place sim-a on ex-a held" in out and "1 PASS" in out
 
 
+def test_pytest_runs_the_cases_on_a_place(lab: Lab) -> None:
+    before = set(lab.case_rows())
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hilrig-cases",
+                             "--rig", str(lab.rigs["a"]), "--coordinator", lab.local.address, "--place-tags",
+                             "channels>=4", str(lab.cases)], cwd=lab.root, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "1 passed" in result.stdout, result.stdout + result.stderr
+    (row,) = [parse_line(r) for r in lab.case_rows() if r not in before]
+    assert row["tags"]["place"] == "sim-b" and row["tags"]["rig_host"] == "ex-b"
+
+
 def test_a_short_deadline_ends_error_naming_the_holder(lab: Lab) -> None:
     first = hold_place(lab.request(name="sim-a"), "holder-run", say)
     try:
