@@ -1,6 +1,7 @@
 """The nightly across rigs: the Robot suite once per place, in parallel, with pabot.
 
-One argument file per place (`--variable PLACE:<place>` and its tag `place:<place>`) and
+One argument file per place (`--name <place>`, `--variable PLACE:<place>`, the tag
+`place:<place>`) and
 pabot's `--argumentfileN` run every suite once per place; `--processtimeout` kills a
 place's run that hangs, so one rig cannot hold the night. Each place's run is an
 ordinary hilrig run session (hostlib.session): it reserves its place, tags every result
@@ -51,7 +52,8 @@ def read_places_file(path: Path) -> list[str]:
 
 def argument_file(place: str, options: NightlyOptions) -> str:
     """The Robot argument file of one place's run."""
-    lines = [f"--variable PLACE:{place}",
+    lines = [f"--name {place}",
+             f"--variable PLACE:{place}",
              f"--variable PLACE_TIMEOUT:{options.place_timeout_s:g}",
              f"--variable COORDINATOR:{options.coordinator or default_coordinator()}",
              "--variable REQUIRE_DEVICES:true",

@@ -306,6 +306,8 @@ class HilrigLibrary:
             raise AssertionError("the hilrig run is not open (was the library imported as a listener?)")
         result = self.session.run(CASES[int(index)])
         self._logged_result = result
+        if result.place:   # a lab run: report.html's statistics by tag count each place's tests
+            BuiltIn().set_tags(f"place:{result.place}")
         self._report(result)
 
     # ---------------------------------------------------------------- helpers

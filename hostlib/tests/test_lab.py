@@ -246,7 +246,12 @@ def test_nightly_lab_runs_each_place_in_parallel(lab: Lab) -> None:
         tags = parse_line(row)["tags"]
         by_place.setdefault(tags["place"], []).append(tags["verdict"])
     assert by_place == {"sim-a": ["PASS"], "sim-b": ["PASS"], "sim-0": ["ERROR"]}, rows   # each point once
-    assert (out / "output.xml").is_file()
+    from robot.api import ExecutionResult
+
+    merged = ExecutionResult(str(out / "output.xml")).suite
+    tests = {(child.name, test.status, f"place:{child.name}" in test.tags)
+             for child in merged.suites for test in child.all_tests}
+    assert tests == {("sim-a", "PASS", True), ("sim-b", "PASS", True), ("sim-0", "FAIL", True)}, tests
     reports = list(out.glob("night-*.html"))
     assert len(reports) == 1
     html = reports[0].read_text()
