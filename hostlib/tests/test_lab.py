@@ -160,6 +160,17 @@ def test_a_short_deadline_ends_error_naming_the_holder(lab: Lab) -> None:
     assert "ERROR (infrastructure)" in flat
 
 
+def test_ctrl_c_releases_the_place(lab: Lab) -> None:
+    run = lab.run("--place", "sim-b", cases=lab.long_cases)
+    lab.local.wait_for("sim-b", held=True, timeout_s=60)
+    os.killpg(run.pid, signal.SIGINT)
+    out, _ = run.communicate(timeout=120)
+    assert run.returncode == 130, out
+    with lab.local.client() as client:   # released by the run itself, lease cleared: no janitor needed
+        place = client.place("sim-b")
+        assert place.holder is None and lease_of(place.comment) is None, place
+
+
 def test_kill_9_leaves_the_place_locked_until_the_janitor_frees_it_after_the_lease(lab: Lab) -> None:
     lease_s = 4.0
     live = hold_place(lab.request(name="sim-a", lease_s=lease_s, heartbeat_s=0.5), "live-run", say)
