@@ -93,6 +93,11 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    raw = sys.argv[1:] if argv is None else argv
+    if raw[:2] == ["lab", "exporter"] and not {"-h", "--help"} & set(raw[2:3]):
+        # labgrid-exporter's own options (-c, -n, --hostname ...) pass through untouched
+        from ..lab.exporter import main as exporter_main
+        return exporter_main(raw[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verbose:

@@ -94,10 +94,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def lab_command(args: argparse.Namespace) -> int:
     cmd = args.lab_command
-    if cmd == "exporter":
-        from ..lab.exporter import main as exporter_main
-
-        return exporter_main([a for a in args.exporter_args if a != "--"])
     if cmd == "exporter-config":
         return _exporter_config(args)
     if cmd == "nightly":

@@ -135,7 +135,7 @@ class LocalLab:
         log = self.workdir / f"exporter-{name}.log"
         mark = log.stat().st_size if log.exists() else 0
         with log.open("ab") as out:
-            proc = subprocess.Popen([sys.executable, "-m", "hostlib.lab.exporter", "-c", self.address, "-n", name,
+            proc = subprocess.Popen([sys.executable, "-m", "hostlib", "lab", "exporter", "-c", self.address, "-n", name,
                                      "--hostname", "127.0.0.1", str(config)], cwd=self.workdir,
                                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
