@@ -38,7 +38,7 @@ deps:
 $(VENV)/.installed: pyproject.toml | deps
 	$(PYTHON_SYS) -m venv --system-site-packages $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,firmware]'
+	$(PY) -m pip install --quiet -e '.[test,firmware,lab]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -179,6 +179,20 @@ nightly: build
 	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir results/nightly --variable REQUIRE_DEVICES:true testcases/ ; rc=$$?; \
 	$(VENV)/bin/hilrig trends --rig $(RIG) --nights $(NIGHTS) || rc=1; \
 	exit $$rc
+
+# The nightly across rigs (docs/scale-out.md): the suite once per labgrid place, in parallel
+# with pabot, results tagged by place in the one outbox/InfluxDB, one merged Robot output and
+# one report for the night. PLACES="a b c" or PLACES_FILE=<one place a line>; the coordinator
+# from LG_COORDINATOR (or COORDINATOR=host:port).
+PLACES ?=
+PLACES_FILE ?=
+NIGHTLY_PROCESS_TIMEOUT ?= 14400
+.PHONY: nightly-lab
+nightly-lab: build
+	@if [ -z "$(PLACES)$(PLACES_FILE)" ]; then echo 'error: give PLACES="a b" or PLACES_FILE=file' >&2; exit 2; fi
+	$(VENV)/bin/hilrig lab nightly $(if $(PLACES),--places $(PLACES)) $(if $(PLACES_FILE),--places-file $(PLACES_FILE)) \
+		$(if $(COORDINATOR),--coordinator $(COORDINATOR)) --rig $(RIG) --process-timeout $(NIGHTLY_PROCESS_TIMEOUT) \
+		--outputdir results/nightly-lab testcases/
 
 # The regression gate on seeded synthetic nights: detected / false alarms / nights to detect.
 trend-bench: venv

@@ -10,6 +10,9 @@
     ├── InfrastructureError    the rig cannot run the case: sim binary missing, port in use,
     │   │                      result server down, lock held ...
     │   ├── DeviceLocked       the device stayed locked by another run for the whole wait
+    │   ├── LabError           the lab's coordinator could not be reached or refused a request
+    │   │   └── PlaceUnavailable   no place could be reserved within the deadline: names the
+    │   │                          holder, since when, and the queue position
     │   ├── ResultServerError  the result server (InfluxDB) did not take or give results;
     │   │   │                  whatever was measured stays in the outbox
     │   │   ├── InfluxSetupError   configured wrongly: secret, credentials, database/bucket
@@ -101,6 +104,25 @@ class DeviceLocked(InfrastructureError):
     def __init__(self, message: str, holder: dict[str, object] | None):
         super().__init__(message)
         self.holder: dict[str, object] = holder or {}
+
+
+class LabError(InfrastructureError):
+    """The lab's labgrid coordinator could not be reached, or refused a request
+    (hostlib.lab): the run did not get, or could not give back, a place."""
+
+
+class PlaceUnavailable(LabError):
+    """No place that fits the request could be reserved and acquired before the deadline.
+    The message names the holder, since when it holds the place and our queue position;
+    the fields carry the same for a front-end that shows them apart."""
+
+    def __init__(self, message: str, *, place: str | None = None, holder: str | None = None,
+                 since_utc: str | None = None, queue_position: int | None = None):
+        super().__init__(message)
+        self.place = place
+        self.holder = holder
+        self.since_utc = since_utc
+        self.queue_position = queue_position
 
 
 class ResultServerError(InfrastructureError):

@@ -46,6 +46,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a device the rig lists but that is not attached fails the case")
     group.addoption("--case", dest="hilrig_case", action="append", default=[],
                     help="hilrig test name, exact with its [sweep point], or a * glob (repeatable)")
+    group.addoption("--place", dest="hilrig_place", default=None,
+                    help="run the cases on this lab place (labgrid; docs/scale-out.md)")
+    group.addoption("--place-tags", dest="hilrig_place_tags", default=None,
+                    help="run on a lab place with these: driver=sim,channels>=2,max_rate>=61.44 MS/s")
+    group.addoption("--place-timeout", dest="hilrig_place_timeout", type=float, default=None,
+                    help="seconds to wait for the place before every case ERRORs (default 600)")
+    group.addoption("--lease", dest="hilrig_lease", type=float, default=None,
+                    help="the place's lease in seconds (default 90)")
+    group.addoption("--coordinator", dest="hilrig_coordinator", default=None,
+                    help="labgrid coordinator HOST:PORT (default $LG_COORDINATOR, else 127.0.0.1:20408)")
     group.addoption("--hilrig-cases", dest="hilrig_cases", action="store_true",
                     help="collect every YAML file as hilrig cases (a folder without hilrig.robot)")
 
@@ -84,6 +94,9 @@ class YamlCaseFile(pytest.File):
 
 
 class LoadErrorItem(pytest.Item):
+    # labgrid's pytest plugin (installed with hilrig's lab extra) reads every item's fixturenames.
+    fixturenames: tuple[str, ...] = ()
+
     def __init__(self, *, text: str, **kw):
         super().__init__(**kw)
         self.text = text
@@ -103,6 +116,8 @@ class CaseFailed(Exception):
 
 
 class CaseItem(pytest.Item):
+    fixturenames: tuple[str, ...] = ()   # as LoadErrorItem: labgrid's pytest plugin reads it
+
     def __init__(self, *, case: Case, **kw):
         super().__init__(**kw)
         self.case = case
@@ -159,8 +174,14 @@ def _session(config: pytest.Config):
             reporter.ensure_newline()
             reporter.write_line(line)
 
+        from .lab.place import place_request
+
+        place = place_request(config.getoption("hilrig_place"), config.getoption("hilrig_place_tags"),
+                              timeout_s=config.getoption("hilrig_place_timeout"),
+                              coordinator=config.getoption("hilrig_coordinator"),
+                              lease_s=config.getoption("hilrig_lease"))
         session = RunSession(config.getoption("hilrig_rig"),
-                             require_devices=config.getoption("hilrig_require_devices"), say=say)
+                             require_devices=config.getoption("hilrig_require_devices"), say=say, place=place)
         session.open()
         config.stash[_SESSION_KEY] = session
     return session

@@ -13,6 +13,12 @@ releases the outbox file, writes the HTML run report (hostlib.reports) and, unle
 the run was interrupted, ships the outbox. Neither the report nor shipping ever
 changes a verdict or loses a result: a problem with either is printed and the run goes on.
 
+A lab run (`place=PlaceRequest(...)`, docs/scale-out.md) reserves and acquires a place
+when it opens (hostlib.lab.reserve), runs its cases on the devices the place describes,
+keeps a lease on it while it runs, and releases it when it finishes: after success,
+failure, Ctrl-C, SIGTERM or an exception alike. A place it cannot get before the
+deadline makes every case an ERROR (infrastructure) whose text names the holder.
+
 Trust: a run that executed nothing (no case selected, or every case SKIPped) has
 `nothing_tested` set and exit code 5; with `require_devices` (the option, or the
 rig file's `require_devices: true`) a device the rig lists but that is not
@@ -20,6 +26,7 @@ attached is an ERROR (device), not a SKIP.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -27,9 +34,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from ._exceptions import InfrastructureError
+from ._exceptions import ConfigError, InfrastructureError, LabError, PlaceUnavailable
 from .dsl.case import Case
+from .lab.place import PlaceRequest
 from .results import Evidence, Outbox, new_run_id, results_dirs
 from .results.outbox import RunLock
 from .results.record import EXIT_NOTHING_TESTED, CaseResult, ErrorKind, Verdict, iso_utc, utc_now
@@ -37,6 +46,9 @@ from .results.save import save_result
 from .results.verdict import summary_line
 from .rig.inventory import Rig
 from .selection import Selection
+
+if TYPE_CHECKING:   # the lab's gRPC client is imported only by a run that asks for a place
+    from .lab.reserve import HeldPlace
 
 __all__ = ["RunSession"]
 
@@ -49,11 +61,14 @@ class RunSession:
     """A run on one rig: open, run and record cases, finish, ship, summarise."""
 
     def __init__(self, rig: Rig | str | Path | None = None, *, require_devices: bool | None = None,
-                 outbox_dir: str | Path | None = None, say: Callable[[str], None] | None = None):
+                 outbox_dir: str | Path | None = None, say: Callable[[str], None] | None = None,
+                 place: PlaceRequest | None = None):
         """`rig`: a loaded Rig, a rig name or path, or None for $HILRIG_RIG / rigs/sim.yaml.
         `require_devices`: None takes the rig file's `require_devices`; True/False overrides
         it only upwards (a rig that requires devices cannot be relaxed from the command line).
-        `say`: where the session's own lines go (the front-end's console)."""
+        `say`: where the session's own lines go (the front-end's console).
+        `place`: run on a lab place (reserved when the run opens) instead of the rig's own
+        devices; the rig file still says where results go."""
         from .rig import default_rig_path, load_rig
 
         if rig is None or isinstance(rig, (str, Path)):
@@ -80,6 +95,9 @@ class RunSession:
         # Other files the report links to, by label (e.g. {"Robot log": Path(".../log.html")}):
         # the front-end sets them before the run ends; the report links them relative to itself.
         self.report_links: dict[str, Path] = {}
+        self.place_request = place
+        self.held_place: HeldPlace | None = None
+        self.place_error: LabError | ConfigError | None = None   # the place could not be had: every case ERRORs
 
     # ------------------------------------------------------------------ life cycle
 
@@ -94,10 +112,65 @@ class RunSession:
         self._t0 = time.monotonic()
         self.evidence = Evidence(evidence_dir, self.run_id, rig_path=self.rig_path,
                                  rig_name=self.rig.name)
+        if self.place_request is not None:
+            self._hold_place(self.place_request, self.run_id)
         log.info("run %s opened on rig %s (%s)%s; outbox %s, evidence %s", self.run_id,
                  self.rig.name, self.rig_path, ", devices required" if self.require_devices else "",
                  self.outbox.file_for(self.run_id), self.evidence.path)
         return self
+
+    def _hold_place(self, request: PlaceRequest, run_id: str) -> None:
+        """Reserve and acquire the place; its devices become the rig's. A place that cannot
+        be had is remembered: every case of the run is then an ERROR saying why."""
+        try:
+            from .lab.reserve import hold_place
+        except ImportError as exc:   # labgrid (the lab extra) is not installed
+            self.place_error = ConfigError(f"a run on a lab place needs labgrid: pip install 'hilrig[lab]' ({exc})")
+            self.say(f"hilrig lab: {self.place_error}")
+            return
+        self.say(f"hilrig lab: reserving {request.describe()} at {request.coordinator} "
+                 f"(deadline {request.timeout_s:g} s)")
+        try:
+            held = hold_place(request, run_id, self.say)
+        except (LabError, ConfigError) as exc:
+            self.place_error = exc
+            self.say(f"hilrig lab: {exc}")
+            return
+        self.held_place = held
+        self.rig = dataclasses.replace(self.rig, name=held.rig_name, devices=held.devices)
+        self.say(f"hilrig lab: place {held.name} on {held.rig_host} held as {held.holder} "
+                 f"after {held.waited_s:.1f} s")
+
+    @property
+    def place_name(self) -> str | None:
+        if self.held_place is not None:
+            return self.held_place.name
+        if self.place_request is None:
+            return None
+        failed = self.place_error.place if isinstance(self.place_error, PlaceUnavailable) else None
+        return failed or self.place_request.name
+
+    def _release_place(self) -> None:
+        """Give the place back (never raises); its `hilrig_place` row goes to the outbox."""
+        held = self.held_place
+        if held is None or held.released:
+            return
+        held_s = time.monotonic() - self._t0
+        for line in held.release():
+            self.say(line)
+        if self.run_id is None or self.outbox is None:
+            return
+        from .lab.status import PlaceRow, place_point
+
+        row = PlaceRow(name=held.name, rig_host=held.rig_host, tags=held.tags, holder=held.holder,
+                       since_utc=held.heartbeat.record.since.isoformat(timespec="seconds"),
+                       heartbeat_age_s=held.heartbeat.record.age_s(), available=True, why_unavailable=None,
+                       reserved_by=None)
+        try:
+            self.outbox.append_points(self.run_id, [place_point(row, reservation_wait_s=held.waited_s,
+                                                                held_s=held_s, run_id=self.run_id)])
+        except InfrastructureError as exc:
+            self.say(f"hilrig results: {exc}")
 
     def __enter__(self) -> RunSession:
         return self.open()
@@ -136,6 +209,7 @@ class RunSession:
                     except InfrastructureError as exc:
                         self.say(f"hilrig results: {exc}")
         finally:
+            self._release_place()
             if self._lock is not None:
                 self._lock.release()
         if self.results and self.evidence is not None and self.evidence.path.is_file():
@@ -185,8 +259,8 @@ class RunSession:
 
     def _append_run_row(self) -> None:
         run_id, outbox, _ = self._opened()
-        outbox.append_run_summary(run_id, self.rig.name,
-                                       [r.verdict for r in self.results], self.started_utc, iso_utc(utc_now()))
+        outbox.append_run_summary(run_id, self.rig.name, [r.verdict for r in self.results], self.started_utc,
+                                  iso_utc(utc_now()), place=self.place_name)
 
     def _finish_evidence(self) -> None:
         _, _, evidence = self._opened()
@@ -212,6 +286,9 @@ class RunSession:
 
         self.open()
         started = iso_utc(utc_now())
+        if self.place_error is not None:   # no place, no devices: nothing was measured
+            kind = ErrorKind.CONFIG if isinstance(self.place_error, ConfigError) else ErrorKind.INFRASTRUCTURE
+            return self.record(self.error_result(case, started, kind, str(self.place_error)))
         log.debug("case %s (%s) on device %s", case.test_name, case.location, case.device)
         try:
             # run_case turns every device, rig and set-up problem into the verdict itself;
@@ -229,6 +306,9 @@ class RunSession:
         """Save a result to the outbox and evidence. A result that cannot be saved is an
         ERROR (infrastructure): a run whose results are lost is not a pass."""
         self.open()
+        if self.place_request is not None:
+            result.place = self.place_name
+            result.rig_host = self.held_place.rig_host if self.held_place is not None else None
         try:
             save_result(result, outbox=self.outbox, evidence=self.evidence)
         except InfrastructureError as exc:

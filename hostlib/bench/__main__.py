@@ -11,7 +11,9 @@ driver=hilrig beside the native RxStream at the same rate and frame size, and
 SoapyRemote serving driver=hilrig beside the UDP path, hostlib/bench/soapyremote.py),
 soapyremote (that alone), gnuradio (gr-hilrig beside GNU Radio's own blocks,
 hostlib/bench/gnuradio.py), usb (the USB engine over the simulated links and umockdev),
-rtl (RTL in the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py).
+rtl (RTL in the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py), lab
+(`hilrig run --place-tags` on a loopback labgrid lab beside a plain local run:
+launch to first sample, and the lease heartbeat's cost, hostlib/bench/lab.py).
 
 Environment (each the default of its option): BENCH_ONLY=udp,shm (--only),
 BENCH_LONG=1 (--long), BENCH_CONFIRM_S (--confirm-s), BENCH_REPEATS (--repeats);
@@ -240,7 +242,7 @@ def fmt_rate(fps: float, size: int) -> str:
     return f"{fps * size / 1e9:6.2f} GB/s  {fps / 1e3:8.1f} kf/s"
 
 
-GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl")
+GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl", "lab")
 DEFAULT_GROUPS = tuple(g for g in GROUPS if g != "soapyremote")   # soapy runs the SoapyRemote rows too
 
 
@@ -461,6 +463,10 @@ def main(argv: list[str] | None = None) -> int:
         from .rtl_loop import rows as rtl_rows
         for rtl_row, rtl_data in rtl_rows(window_s):
             add(*rtl_row, data=rtl_data)
+    if "lab" in only:
+        from .lab import rows as lab_rows
+        for lab_row, lab_data in lab_rows(repeats):
+            add(*lab_row, data=lab_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)

@@ -6,8 +6,8 @@ the same run, and their ratio; and the limit the row is judged against (what thi
 machine can do at most on that path, measured in the same run) and rig / limit.
 Tags: `row` (what was measured), `size_bytes`, `peer`, `limit`, `host`; float fields
 `rig_Bps`, `rig_fps`, `rig_cpu_percent`, `peer_Bps`, `peer_fps`, `ratio` (rig / peer),
-`limit_Bps`, `limit_ratio` (rig / limit), string fields `run_id`, `git_sha`
-(docs/reports.md).
+`limit_Bps`, `limit_ratio` (rig / limit), `rig_s`, `peer_s` (a row that times
+something), string fields `run_id`, `git_sha` (docs/reports.md).
 """
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ class BenchRow:
     limit: str = ""
     limit_Bps: float | None = None
     limit_ratio: float | None = None
+    rig_s: float | None = None     # a time row (the lab rows): the rig's seconds
+    peer_s: float | None = None    # ... and the peer's, measured in the same run
 
 
 def _clean(v):
@@ -54,7 +56,7 @@ def bench_lines(rows: list[BenchRow], *, run_id: str, time_ns: int, git_sha: str
         if r.limit:
             p = p.tag("limit", r.limit)
         for name in ("rig_Bps", "rig_fps", "rig_cpu_percent", "peer_Bps", "peer_fps", "ratio", "limit_Bps",
-                     "limit_ratio"):
+                     "limit_ratio", "rig_s", "peer_s"):
             v = _clean(getattr(r, name))
             if v is not None:
                 p = p.field(name, float(v))

@@ -1,4 +1,4 @@
-"""`hilrig` command line: run, validate, sim, results, rig, completion.
+"""`hilrig` command line: run, validate, sim, results, rig, lab, completion.
 
 Exit codes (from hostlib.results.record.Verdict / ErrorKind; README "Exit codes"):
 0 every case PASS / PASS (marginal) / SKIP with at least one executed, 1 a threshold
@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--require-devices", action="store_true",
                      help="a device the rig lists but that is not attached is an ERROR, not a SKIP")
     run.add_argument("--outbox", help="outbox folder (default: the rig file's results.outbox)")
+    from .lab import add_place_options
+    add_place_options(run)
 
     val = sub.add_parser("validate", help="check YAML cases (exit 2 on any error); with --rig also "
                                           "against a rig, with the estimated run time")
@@ -74,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_rig_parser(sub)
     from .report import add_parsers as add_report_parsers
     add_report_parsers(sub)
+    from .lab import add_parser as add_lab_parser
+    add_lab_parser(sub)
     return parser
 
 
@@ -89,6 +93,11 @@ def _add_selection(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    raw = sys.argv[1:] if argv is None else argv
+    if raw[:2] == ["lab", "exporter"] and not {"-h", "--help"} & set(raw[2:3]):
+        # labgrid-exporter's own options (-c, -n, --hostname ...) pass through untouched
+        from ..lab.exporter import main as exporter_main
+        return exporter_main(raw[2:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.verbose:
@@ -112,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("report", "trends"):
             from .report import report_command
             return report_command(args)
+        if args.command == "lab":
+            from .lab import lab_command
+            return lab_command(args)
         if args.command == "rig":
             from .rig import rig_command
             return rig_command(args)

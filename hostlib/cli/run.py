@@ -16,6 +16,7 @@ from ..results.record import Verdict
 from ..results.verdict import STYLE
 from ..selection import Selection
 from ..session import RunSession
+from .lab import place_request_of
 from .validate import estimated_seconds
 
 
@@ -70,7 +71,8 @@ def run_command(args: argparse.Namespace) -> int:
     selection = Selection.of(names=args.case, include=args.include, exclude=args.exclude)
     cases = load_cases(args.paths)
     session = RunSession(args.rig, require_devices=args.require_devices, outbox_dir=args.outbox,
-                         say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True))
+                         say=lambda line: console.print(line, highlight=False, markup=False, soft_wrap=True),
+                         place=place_request_of(args))
     chosen = session.select(cases, selection)
     if not chosen:
         console.print(Text(f"nothing was tested: no case of {len(cases)} selected by {selection.describe()}",
@@ -79,7 +81,8 @@ def run_command(args: argparse.Namespace) -> int:
     est = estimated_seconds(chosen, session.rig)
     live = LiveProgress(console)
     with session:
-        console.print(Text(f"run {session.run_id} on rig {session.rig.name} ({session.rig_path}): "
+        where = f"place {session.held_place.name}, " if session.held_place is not None else ""
+        console.print(Text(f"run {session.run_id} on {where}rig {session.rig.name} ({session.rig_path}): "
                            f"{len(chosen)} of {len(cases)} test(s), about {est:.0f} s"
                            + (", devices required" if session.require_devices else "")))
         for number, case in enumerate(chosen, 1):

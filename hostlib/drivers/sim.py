@@ -227,6 +227,15 @@ class SimDriver(Driver):
             out.problems.append(str(exc))
         return out
 
+    @classmethod
+    def attached(cls, entry: DeviceEntry, found: Probe) -> list[Found]:
+        """An entry that names its own binary (args.binary) is attached while that file is
+        an executable; else any simulator the probe found is it."""
+        args = entry.args
+        if isinstance(args, SimArgs) and args.binary:
+            return [Found("sim", {"binary": args.binary})] if os.access(args.binary, os.X_OK) else []
+        return super().attached(entry, found)
+
     @property
     def _running(self) -> SimProcess:
         """The simulator process open() started; DeviceError before open or after close."""

@@ -25,14 +25,22 @@ class History:
     rows: Runs                           # run id -> case rows
 
     def series(self) -> dict[str, list[Row | None]]:
-        """testcase -> one row per run (None where the run did not have that case)."""
+        """testcase -> one row per run (None where the run did not have that case). A lab
+        run's case is its own series per place (`<testcase> @ <place>`): a nightly across
+        rigs is one run per place, and one place is never judged against another's nights."""
         names: dict[str, None] = {}
         by_run: dict[str, dict[str, Row]] = {}
         for run in self.runs:
-            by_run[run] = {str(r.get("testcase")): r for r in self.rows.get(run, [])}
+            by_run[run] = {series_name(r): r for r in self.rows.get(run, [])}
             for name in by_run[run]:
                 names.setdefault(name, None)
         return {name: [by_run[run].get(name) for run in self.runs] for name in names}
+
+
+def series_name(row: Row) -> str:
+    """The trend series of a case row: its test name, and its place when it ran on one."""
+    place = row.get("place")
+    return f"{row.get('testcase')} @ {place}" if place else str(row.get("testcase"))
 
 
 def load_history(rig: Rig, *, nights: int, outbox: str | Path | None = None) -> History:

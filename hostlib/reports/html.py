@@ -134,6 +134,8 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
         "failures": [c for c in ordered if c.failure],
         "cases": [case_context(c) for c in ordered],
         "sweeps": sweep_blocks,
+        "places": run.places,
+        "across_places": run.across_places() if len(run.places) > 1 else [],
         "usb_tables": tables.usb_tables(run),
         "usb_size": tables.usb_table_size,
         "rate_plot": plots.achieved_vs_requested(run.cases),
@@ -160,7 +162,7 @@ def write_run_report(evidence_path: str | Path, output: str | Path | None = None
     evidence_path = Path(evidence_path)
     run = load_run(evidence_path)
     out = Path(output) if output else default_report_path(evidence_path, run.run_id)
-    return _write(out, render_run_report(run, links=links))
+    return write_text_atomic(out, render_run_report(run, links=links))
 
 
 def case_log_html(result: CaseResult | ResultRecord, *, plots_inline: bool = True) -> str:
@@ -172,7 +174,7 @@ def case_log_html(result: CaseResult | ResultRecord, *, plots_inline: bool = Tru
     return environment().get_template("case_fragment.html.j2").render(c=ctx, verdict_class=verdict_class)
 
 
-def _write(out: Path, text: str) -> Path:
+def write_text_atomic(out: Path, text: str) -> Path:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".tmp")
@@ -188,4 +190,4 @@ def write_compare_report(cmp: Comparison, output: str | Path) -> Path:
     from .tables import KEY_LABELS
 
     text = environment().get_template("compare.html.j2").render(cmp=cmp, labels=KEY_LABELS)
-    return _write(Path(output), text)
+    return write_text_atomic(Path(output), text)

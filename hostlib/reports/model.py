@@ -108,6 +108,19 @@ class RunView:
     def versions(self) -> dict[str, str | None]:
         return self.evidence.versions
 
+    @property
+    def places(self) -> list[str]:
+        """The lab places the run's cases ran on, in order of first appearance (none: a local run)."""
+        return list(dict.fromkeys(c.record.place for c in self.cases if c.record.place))
+
+    def across_places(self) -> list[tuple[str, dict[str, CaseView]]]:
+        """The same case on each place, side by side: (test name, {place: case}), in run order."""
+        rows: dict[str, dict[str, CaseView]] = {}
+        for c in self.cases:
+            if c.record.place:
+                rows.setdefault(c.test_name, {})[c.record.place] = c
+        return list(rows.items())
+
     def tally(self) -> list[tuple[Verdict, int]]:
         """(verdict, count) with FAIL and ERROR first; verdicts with no case left out."""
         counts = {v: 0 for v in VERDICT_ORDER}

@@ -110,7 +110,7 @@ def analyse(history: History, gate: RobustGate | None = None) -> TrendAnalysis:
 
 def write_trend_report(analysis: TrendAnalysis, output: str | Path) -> Path:
     from . import plots
-    from .html import _write, environment
+    from .html import environment, write_text_atomic
 
     flagged = []
     for t in analysis.regressions:
@@ -126,4 +126,4 @@ def write_trend_report(analysis: TrendAnalysis, output: str | Path) -> Path:
         analysis=analysis, flagged=flagged, by_case=by_case, runs=analysis.history.runs,
         source=analysis.history.source, format_metric=format_metric, gate=analysis.gate,
         generated=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"))
-    return _write(Path(output), text)
+    return write_text_atomic(Path(output), text)

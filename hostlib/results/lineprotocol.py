@@ -50,6 +50,9 @@ def _common_tags(result: CaseResult) -> dict[str, str]:
         "transport": case.transport.kind,
         "direction": case.direction,
         "testcase": case.test_name,
+        # a lab run's place and rig host (Point drops empty tags: a local run has none)
+        "place": result.place or "",
+        "rig_host": result.rig_host or "",
     }
 
 
@@ -174,11 +177,13 @@ def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]
 
 
 def run_point(run_id: str, rig_name: str, verdict_names: Sequence[str], started_utc: str | _dt.datetime,
-              ended_utc: str | _dt.datetime, *, git_sha: str | None = None) -> Point:
+              ended_utc: str | _dt.datetime, *, git_sha: str | None = None, place: str | None = None) -> Point:
     """The `hilrig_run` summary row of a whole run, stamped with its end time."""
     p = Point(RUN_MEASUREMENT)
     if rig_name:
         p.tag("rig", rig_name)
+    if place:
+        p.tag("place", place)
     verdicts = [Verdict(v) for v in verdict_names]
     passed = sum(v.passed for v in verdicts)
     p.field("cases", float(len(verdicts)))

@@ -16,6 +16,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from influxdb_client import Point
+
 from .._exceptions import InfrastructureError
 from ._fsio import append_durable, fsync_dir
 from .lineprotocol import result_lines, run_point
@@ -58,14 +60,18 @@ class Outbox:
         return RunLock(self.file_for(run_id))
 
     def append_run_summary(self, run_id: str, rig_name: str, verdicts: list[str],
-                           started_utc, ended_utc) -> Path:
+                           started_utc, ended_utc, *, place: str | None = None) -> Path:
         """Append the run's `hilrig_run` row (counts by verdict) to its file, durably."""
-        line = run_point(run_id, rig_name, verdicts, started_utc, ended_utc,
-                         git_sha=self.git_sha).to_line_protocol()
+        return self.append_points(run_id, [run_point(run_id, rig_name, verdicts, started_utc, ended_utc,
+                                                     git_sha=self.git_sha, place=place)])
+
+    def append_points(self, run_id: str, points: list[Point]) -> Path:
+        """Append rows of the run's own (its `hilrig_run` row, `hilrig_place` rows) durably."""
+        text = "".join(line + "\n" for line in (p.to_line_protocol() for p in points) if line)
         target = self.file_for(run_id)
         try:
             self.path.mkdir(parents=True, exist_ok=True)
-            append_durable(target, line + "\n")
+            append_durable(target, text)
         except OSError as exc:
             raise InfrastructureError(f"cannot write the result outbox {target}: {exc}") from exc
         return target

@@ -75,6 +75,8 @@ class CaseResult:
     legs: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     failed: list[str] = dataclasses.field(default_factory=list)    # why FAIL: one line per failed check
     marginal: list[str] = dataclasses.field(default_factory=list)  # why MARGINAL: the bands it missed
+    place: str | None = None     # the lab place the case ran on (hostlib.lab), None for a local run
+    rig_host: str | None = None  # the exporter(s) whose devices the place has
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -133,6 +135,8 @@ class CaseResult:
             series=[finite_values(row) for row in self.series],
             steps=list(self.steps),
             warnings=list(self.warnings),
+            place=self.place,
+            rig_host=self.rig_host,
         )
 
     def to_dict(self) -> dict[str, JsonValue]:

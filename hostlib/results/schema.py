@@ -108,6 +108,8 @@ class ResultRecord(_Record):
     series: list[MetricValues] = Field(default_factory=list)
     steps: list[SearchStep] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run
+    rig_host: str | None = None    # the exporter(s) of that place's devices
 
     @property
     def label(self) -> str:

@@ -24,6 +24,8 @@ Robot's `--include`/`--exclude` (from ${OPTIONS}) join them. A case tagged `grid
 only when asked for: by an include naming it, or by Robot's `--test`/`--rerunfailed`.
 
 RIG: a rig name (rigs/<name>.yaml) or a path; else $HILRIG_RIG; else rigs/sim.yaml.
+PLACE:<name> or PLACE_TAGS:<terms> runs on a lab place (docs/scale-out.md), reserved when the
+run starts and released at its end; PLACE_TIMEOUT:<s>, LEASE:<s>, COORDINATOR:<host:port>.
 REQUIRE_DEVICES:true: a device the rig lists but that is not attached fails the test
 (ERROR (device)); the rig file's `require_devices: true` does the same.
 
@@ -43,6 +45,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from .._exceptions import ConfigError, HilrigError
 from ..dsl.case import Case
+from ..lab.place import PlaceRequest, place_request
 from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
@@ -76,6 +79,22 @@ def _robot_tags(option: str) -> list[str]:
     """Robot's own --include or --exclude patterns (`${OPTIONS}`)."""
     options = BuiltIn().get_variable_value("${OPTIONS}")
     return [str(t) for t in options[option]] if options else []
+
+
+def _seconds(name: str) -> float | None:
+    text = str(_variable(name)).strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(f"--variable {name}:{text}: give a number of seconds") from None
+
+
+def _place_request() -> PlaceRequest | None:
+    """PLACE / PLACE_TAGS (+ PLACE_TIMEOUT, LEASE, COORDINATOR): the lab place to run on."""
+    return place_request(str(_variable("PLACE")), str(_variable("PLACE_TAGS")), timeout_s=_seconds("PLACE_TIMEOUT"),
+                         coordinator=str(_variable("COORDINATOR")), lease_s=_seconds("LEASE"))
 
 
 def _truthy(value: object) -> bool:
@@ -182,7 +201,7 @@ class HilrigLibrary:
         self._selection = Selection.of(names=str(_variable("CASE")), include=include, exclude=exclude)
         self.session = RunSession(resolve_rig_path(str(_variable("RIG"))),
                                   require_devices=_truthy(_variable("REQUIRE_DEVICES", "false")),
-                                  say=logger.console)
+                                  say=logger.console, place=_place_request())
         # Tests the YAML parser made already exist: then a placeholder suite stands down.
         parsed = any(_case_of(t) is not None for t in _execution_order(root))
         for suite in list(_suites(root)):
@@ -287,6 +306,8 @@ class HilrigLibrary:
             raise AssertionError("the hilrig run is not open (was the library imported as a listener?)")
         result = self.session.run(CASES[int(index)])
         self._logged_result = result
+        if result.place:   # a lab run: report.html's statistics by tag count each place's tests
+            BuiltIn().set_tags(f"place:{result.place}")
         self._report(result)
 
     # ---------------------------------------------------------------- helpers

@@ -13,7 +13,7 @@ FLOORS = (
     ("hostlib.__main__", "hostlib.cli", "hostlib.robot", "hostlib.pytest_plugin"),
     ("hostlib.session",),
     ("hostlib.reports",),
-    ("hostlib.bench",),
+    ("hostlib.bench", "hostlib.lab"),
     ("hostlib.engine",),
     ("hostlib.drivers", "hostlib.results"),
     ("hostlib.rig", "hostlib.selection"),
