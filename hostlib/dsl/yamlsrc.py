@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from hostlib._exceptions import ConfigIssue
@@ -119,6 +120,10 @@ def load_yaml(path: str | Path) -> tuple[Source | None, list[ConfigIssue]]:
         except (YAMLError, ValueError, TypeError, OverflowError) as e:
             # A value the constructor cannot build (e.g. a malformed timestamp); an error
             # with a position is a MarkedYAMLError, above.
+            key_line = _complex_key_line(text)
+            if key_line is not None:   # ruamel's TypeError "unhashable type" has no position
+                return None, [ConfigIssue(file, key_line, "", "a mapping key is a list or a mapping "
+                                          "(`? [...]` or `{...}: ...`); keys are plain names")]
             first = str(e).splitlines()[0] if str(e) else type(e).__name__
             return None, [ConfigIssue(file, None, "", f"YAML error: {first}")]
     issues = [_warning_issue(file, w.message) for w in caught if isinstance(w.message, ReusedAnchorWarning)]
@@ -138,6 +143,30 @@ def _warning_issue(file: str, warning: Warning | str) -> ConfigIssue:
     earlier = f" (first at line {lines[0]})" if len(lines) > 1 else ""
     return ConfigIssue(file, lines[-1] if lines else None, "",
                        f"anchor {name}defined again{earlier}; give each anchor its own name")
+
+
+def _complex_key_line(text: str) -> int | None:
+    """Line of the first mapping key that is a list or a mapping, from the node graph
+    (composed, not constructed: building such a key is what fails); None if none."""
+    try:
+        root = YAML(typ="rt").compose(text)
+    except (YAMLError, RecursionError):
+        return None
+    seen: set[int] = set()   # aliases share nodes: each is walked once
+    stack: list[Node] = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            for key, value in node.value:
+                if not isinstance(key, ScalarNode):
+                    return int(key.start_mark.line) + 1
+                stack.append(value)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return None
 
 
 def _deepest_line(text: str) -> int | None:
