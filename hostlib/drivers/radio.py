@@ -129,12 +129,6 @@ class RadioDriver(Driver):
     def describe(self) -> str:
         return f"{self.library} device {self.args_text()!r}"
 
-    def rate_versions(self) -> dict[str, str]:
-        if not self.configured:
-            return {}
-        return {"rate_sps_requested": repr(self.configured.get("rate_sps_requested")),
-                "rate_sps_coerced": repr(self.configured.get("rate_sps"))}
-
     def start(self) -> int:
         started = time.monotonic_ns()
         try:

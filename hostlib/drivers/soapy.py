@@ -91,7 +91,7 @@ class SoapyDriver(RadioDriver):
 
     def versions(self) -> dict[str, str]:
         return {"soapysdr": str(self._info.get("soapysdr", "?")),
-                "soapy_driver": str(self._info.get("driver_key", "?")), **self.rate_versions()}
+                "soapy_driver": str(self._info.get("driver_key", "?"))}
 
     def stream_args(self, case: Case) -> StreamArgs:
         """Stream args from the case: its transport (which the hilrig module uses for the

@@ -65,7 +65,9 @@ class UhdDriver(RadioDriver):
             raise DeviceAbsent(f"no UHD device matching {find_args!r}")
 
     def versions(self) -> dict[str, str]:
-        return {"uhd": str(self._info.get("uhd", "?")), **self.rate_versions()}
+        found = {"uhd": self._info.get("uhd", "?"), "mboard": self._info.get("mboard"),
+                 "fpga": self._info.get("fpga_version"), "firmware": self._info.get("fw_version")}
+        return {key: str(value) for key, value in found.items() if value is not None}
 
     def configure(self, case: Case) -> None:
         # The transport args are device args in UHD, so the device opens here, per case.

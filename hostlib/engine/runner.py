@@ -134,7 +134,8 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
             raise
         except DeviceAbsent as exc:  # a driver's "not found": the listed device is not attached
             raise DeviceNotAttached(str(exc)) from exc
-        driver.configure(case)
+        driver.configure(case)   # a UHD device opens here: it knows its versions after
+        result.device_versions = driver.versions()
         _stream(case, driver, result, progress)
         judge(case, result)
     except DeviceNotAttached as exc:

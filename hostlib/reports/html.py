@@ -136,6 +136,7 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
         "sweeps": sweep_blocks,
         "places": run.places,
         "across_places": run.across_places() if len(run.places) > 1 else [],
+        "place_versions": run.place_versions(),
         "usb_tables": tables.usb_tables(run),
         "usb_size": tables.usb_table_size,
         "rate_plot": plots.achieved_vs_requested(run.cases),

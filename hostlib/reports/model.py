@@ -121,6 +121,19 @@ class RunView:
                 rows.setdefault(c.test_name, {})[c.record.place] = c
         return list(rows.items())
 
+    def place_versions(self) -> dict[str, list[str]]:
+        """Per place, what its devices reported of themselves ("uhd 4.6.0", "hilrig-sim 0.9"),
+        each distinct line once: the firmware and driver versions a regression is read against."""
+        out: dict[str, list[str]] = {}
+        for c in self.cases:
+            if c.record.place:
+                lines = out.setdefault(c.record.place, [])
+                for key, value in c.record.device_versions.items():
+                    line = f"{key} {value}"
+                    if line not in lines:
+                        lines.append(line)
+        return out
+
     def tally(self) -> list[tuple[Verdict, int]]:
         """(verdict, count) with FAIL and ERROR first; verdicts with no case left out."""
         counts = {v: 0 for v in VERDICT_ORDER}

@@ -77,6 +77,9 @@ class CaseResult:
     marginal: list[str] = dataclasses.field(default_factory=list)  # why MARGINAL: the bands it missed
     place: str | None = None     # the lab place the case ran on (hostlib.lab), None for a local run
     rig_host: str | None = None  # the exporter(s) whose devices the place has
+    # What the opened device reports of itself (its driver's versions(): UHD, the FPGA
+    # image, the simulator's build); empty when the device was never opened.
+    device_versions: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -137,6 +140,7 @@ class CaseResult:
             warnings=list(self.warnings),
             place=self.place,
             rig_host=self.rig_host,
+            device_versions=dict(self.device_versions),
         )
 
     def to_dict(self) -> dict[str, JsonValue]:

@@ -9,7 +9,8 @@
         ├── failed, marginal    why the verdict is not PASS, one line per reason
         ├── metrics, legs       the case's metrics; rx+tx: each leg's own under legs[leg]
         ├── thresholds: [ThresholdResult]   (leg, operator, limit, margin, verdict)
-        └── series, steps       one row a second; a rate search's steps
+        ├── series, steps       one row a second; a rate search's steps
+        └── place, rig_host, device_versions   the lab place, its exporters, what the device reported
 
 `hostlib.results.record` writes it (CaseResult.to_record), `hostlib.reports` and
 `hilrig results export` read it (load_evidence). Verdicts stay enums until a view
@@ -110,6 +111,7 @@ class ResultRecord(_Record):
     warnings: list[str] = Field(default_factory=list)
     place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run
     rig_host: str | None = None    # the exporter(s) of that place's devices
+    device_versions: dict[str, str] = Field(default_factory=dict)   # what the opened device reported
 
     @property
     def label(self) -> str:

@@ -86,6 +86,8 @@ def test_rx_10msps_two_seconds_is_clean(kind, write_case, sim_rig):
     # Every sample the window counted was really received: 2 s at 10 MS/s.
     assert m["samples_received"] >= 0.999 * 10e6 * 2
     assert len(result.series) >= 2
+    # What the device said of itself travels with the result into the evidence.
+    assert set(result.device_versions) == {"hilrig-sim"} and result.to_record().device_versions["hilrig-sim"]
     assert child_pids() == [], "simulator process leaked"
     assert ring_handles() == before_rings, "shared-memory ring leaked"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -267,6 +268,8 @@ def test_nightly_lab_runs_each_place_in_parallel(lab: Lab) -> None:
     assert len(reports) == 1
     html = reports[0].read_text()
     assert 'id="places"' in html and 'data-place="sim-0"' in html and 'data-place="sim-b"' in html
+    # each place's device versions above its column (sim-0 never opened its device)
+    assert re.search(r'data-place-versions="sim-a">hilrig-sim \S+', html) and 'data-place-versions="sim-0"></td>' in html
     night = json.loads(reports[0].with_suffix(".json").read_text())
     assert sorted(c["place"] for c in night["cases"]) == ["sim-0", "sim-a", "sim-b"]
 

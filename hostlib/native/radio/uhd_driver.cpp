@@ -7,6 +7,7 @@
 #include <uhd/device.hpp>
 #include <uhd/stream.hpp>
 #include <uhd/types/device_addr.hpp>
+#include <uhd/property_tree.hpp>
 #include <uhd/usrp/multi_usrp.hpp>
 #include <uhd/version.hpp>
 
@@ -62,6 +63,14 @@ json UhdRadio::info() const {
   try {
     j["mboard"] = p_->usrp->get_mboard_name(0);
   } catch (const std::exception&) {
+  }
+  // The images the device runs, where its property tree has them (not every USRP
+  // family does): what a regression across rigs is read against.
+  for (const char* key : {"fpga_version", "fw_version"}) {
+    try {
+      j[key] = p_->usrp->get_tree()->access<std::string>(std::string("/mboards/0/") + key).get();
+    } catch (const std::exception&) {
+    }
   }
   return j;
 }
