@@ -26,6 +26,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from .._exceptions import ConfigError, ConfigIssue, UnitError
 from ..rig.args import RadioArgs, UsbArgs
+from ..rig.images import load_images, manifest_path
 from ..rig.inventory import DeviceEntry
 from ..units import format_quantity, parse_quantity
 
@@ -58,6 +59,19 @@ def _split_list(value: object) -> object:
 Names = Annotated[tuple[str, ...], BeforeValidator(_split_list)]
 
 
+def firmware_image(entry: DeviceEntry) -> str:
+    """The image the lab's manifest (firmware/images.yaml, `hilrig rig check`) says this
+    device runs, as `image@version`; a simulator's device core (rtl) when no manifest
+    is here; "" for a device no image applies to. What a device actually ran is in
+    each result's device_versions."""
+    manifest = manifest_path()
+    if manifest is not None:
+        image = next((im for im in load_images(manifest) if im.applies_to(entry)), None)
+        if image is not None:
+            return f"{image.image}@{image.version}"
+    return entry.firmware or ""
+
+
 class ExportedDevice(BaseModel):
     """One hilrig device as its exporter publishes it (a labgrid resource's parameters)."""
 
@@ -70,7 +84,7 @@ class ExportedDevice(BaseModel):
     max_rate_sps: float = Field(gt=0)
     transports: Names                     # the device's links; usb2/usb3 for a usb board's speed
     directions: Names
-    firmware: str = ""                    # sim: the device core (model, rtl)
+    firmware: str = ""                    # image@version (firmware_image); "" when none is known
     probe_interval_s: float = Field(default=1.0, gt=0)
 
     @classmethod
@@ -83,7 +97,7 @@ class ExportedDevice(BaseModel):
             radio = str(entry.args.get("type") or entry.args.get("driver") or entry.driver)
         return cls(rig=rig_file, device=entry.alias, driver=entry.driver, radio=radio, channels=entry.channels,
                    max_rate_sps=entry.max_rate_sps, transports=tuple(transports), directions=entry.directions,
-                   firmware=entry.firmware or "", probe_interval_s=probe_interval_s)
+                   firmware=firmware_image(entry), probe_interval_s=probe_interval_s)
 
     def params(self) -> dict[str, str | int | float]:
         """The labgrid resource parameters (scalars only)."""

@@ -105,13 +105,19 @@ def say(line: str) -> None:
     print(line)
 
 
-def test_exporter_config_and_status_show_both_places(lab: Lab) -> None:
+def test_exporter_config_and_status_show_both_places(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
     from hostlib.cli import main
+
+    monkeypatch.setenv("HILRIG_FIRMWARE_MANIFEST", str(Path(__file__).resolve().parents[2] / "firmware/images.yaml"))
 
     out = lab.root / "exporter.yaml"
     assert main(["lab", "exporter-config", str(lab.rigs["b"]), "--place", "sim-b", "-o", str(out)]) == 0
     text = out.read_text()
     assert "cls: HilrigDevice" in text and f"rig: {lab.rigs['b']}" in text and "channels: 4" in text
+    # the image the manifest assigns the device
+    from hostlib.rig.images import load_images
+    sim_image = next(im for im in load_images() if im.image == "hilrig-sim")
+    assert f"firmware: hilrig-sim@{sim_image.version}" in text, text
     assert "password" not in text and "token" not in text
     result = subprocess.run([sys.executable, "-m", "hostlib", "lab", "status", "--coordinator", lab.local.address],
                             capture_output=True, text=True, timeout=60)
