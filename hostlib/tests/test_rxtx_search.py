@@ -181,8 +181,13 @@ def test_search_finds_the_highest_rate_that_holds(write_case, sim_rig):
     assert result.verdict == "PASS", result.message
     assert result.metrics["max_rate_sps"] == 64e6 / 6 and result.metrics["search_divider"] == 6
     assert result.metrics["max_throughput_Bps"] == pytest.approx(64e6 / 6 * 4)
-    assert [(s["value"], s["phase"], s["passed"]) for s in result.steps] == [
-        (8, "step", True), (6, "step", True), (4, "step", False), (4, "retry", False), (6, "confirm", True)]
+    steps_seen = [(s["value"], s["phase"], s["passed"]) for s in result.steps]
+    # A step that fails on a busy machine is retried: judge each rate by its last try.
+    # 8 and 6 hold, 4 fails twice (a step and its retry), and 6 is confirmed at the end.
+    last_try = {value: passed for value, phase, passed in steps_seen if phase != "confirm"}
+    assert last_try == {8: True, 6: True, 4: False}, steps_seen
+    assert [v for v, _, _ in steps_seen if v == 4] == [4, 4] and steps_seen[-1] == (6, "confirm", True), steps_seen
+    assert [v for v, phase, _ in steps_seen if phase == "step"] == [8, 6, 4], steps_seen
     assert result.case.test_name == "search usb2" and result.case.rate_sps == 64e6 / 6
     assert any("decimation 4 = 16 MS/s" in line and "FAIL" in line for line in said), said
     steps = [line for line in result_lines(result) if line.startswith("hilrig_search_step,")]
