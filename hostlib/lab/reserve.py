@@ -153,7 +153,11 @@ def hold_place(request: PlaceRequest, run_id: str, say: Callable[[str], None],
                     say(f"hilrig lab: place {name} skipped: {held}; trying the others")
                     _cancel_quietly(lab, tokens.pop(name))
                     continue
-                lab.cancel_reservation(tokens.pop(name))  # held now: the reservation has done its work
+                try:
+                    lab.cancel_reservation(tokens.pop(name))  # held now: the reservation has done its work
+                except BaseException:
+                    held.release()   # never handed over: released here, whatever ended the wait
+                    raise
                 return held
             if time.monotonic() >= deadline:
                 raise _timed_out(request, lab, candidates, tokens, time.monotonic() - started)
@@ -187,17 +191,28 @@ def _take(lab: LabClient, request: PlaceRequest, place: PlaceState, run_id: str,
     except LabError as exc:
         heartbeat.clear()
         return f"acquiring failed: {exc}"
-    now = lab.place(place.name)
-    why = now.why_unavailable()
-    if why is not None or now.holder != lab.holder:
-        lab.release(place.name, from_holder=lab.holder)
-        heartbeat.clear()
-        return why or f"held by {now.holder} after acquiring"
-    rig_name, devices = place_devices(now)
-    heartbeat.start()
-    return HeldPlace(lab=lab, name=place.name, holder=lab.holder,
-                     exporters=tuple(sorted({r.exporter for r in now.resources})), devices=devices,
-                     rig_name=rig_name, waited_s=time.monotonic() - started, heartbeat=heartbeat, tags=now.tags)
+    try:
+        now = lab.place(place.name)
+        why = now.why_unavailable()
+        if why is not None or now.holder != lab.holder:
+            lab.release(place.name, from_holder=lab.holder)
+            heartbeat.clear()
+            return why or f"held by {now.holder} after acquiring"
+        rig_name, devices = place_devices(now)
+        heartbeat.start()
+        return HeldPlace(lab=lab, name=place.name, holder=lab.holder,
+                         exporters=tuple(sorted({r.exporter for r in now.resources})), devices=devices,
+                         rig_name=rig_name, waited_s=time.monotonic() - started, heartbeat=heartbeat, tags=now.tags)
+    except BaseException:
+        # Acquired but not yet handed over (Ctrl-C lands here as readily as anywhere): no
+        # one else knows to release it, so release it now, then let the exception go on.
+        heartbeat.stop()
+        try:
+            lab.release(place.name, from_holder=lab.holder)
+            heartbeat.clear()
+        except LabError:
+            pass  # the lease just written lets the janitor free it
+        raise
 
 
 def _none_fits(request: PlaceRequest, places: list[PlaceState], address: str) -> str:
