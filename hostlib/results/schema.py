@@ -9,7 +9,8 @@
         ├── failed, marginal    why the verdict is not PASS, one line per reason
         ├── metrics, legs       the case's metrics; rx+tx: each leg's own under legs[leg]
         ├── thresholds: [ThresholdResult]   (leg, operator, limit, margin, verdict)
-        └── series, steps       one row a second; a rate search's steps
+        ├── series, steps       one row a second; a rate search's steps
+        └── blocks              received / sent per 100 000 sequence numbers at the receiver
 
 `hostlib.results.record` writes it (CaseResult.to_record), `hostlib.reports` and
 `hilrig results export` read it (load_evidence). Verdicts stay enums until a view
@@ -81,6 +82,15 @@ class SearchStep(TypedDict):
     message: str
 
 
+class BlockCount(TypedDict):
+    """One block of sequence numbers [first_seq, first_seq + sent) at the stream's receiver
+    (rx_check.hpp "blocks"): the frames of it received once each, and sent (the lab's table)."""
+
+    first_seq: int
+    received: int
+    sent: int
+
+
 # A metric that was not finite (NaN, inf) is written as null: JSON has no NaN.
 MetricValues = dict[str, float | None]
 
@@ -107,6 +117,7 @@ class ResultRecord(_Record):
     thresholds: list[ThresholdResult] = Field(default_factory=list)
     series: list[MetricValues] = Field(default_factory=list)
     steps: list[SearchStep] = Field(default_factory=list)
+    blocks: list[BlockCount] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run
     rig_host: str | None = None    # the exporter(s) of that place's devices
