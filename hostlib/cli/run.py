@@ -12,9 +12,8 @@ from rich.text import Text
 from ..dsl import load_cases
 from ..dsl.case import Case
 from ..results import render_verdict
-from ..results.verdict import render_blocks
 from ..results.record import Verdict
-from ..results.verdict import STYLE
+from ..results.verdict import STYLE, render_blocks
 from ..selection import Selection
 from ..session import RunSession
 from .lab import place_request_of
