@@ -177,6 +177,9 @@ def semantic(m: CaseModel) -> Semantics:
                          f"{t.kind} takes: frame_bytes, {', '.join(own)}"))
     if t.pacing is not None:
         errs.extend(_pacing_errors(t.pacing, t.gso))
+        if m.direction == "rx":
+            errs.append((("transport", "pacing"), "pacing paces the host's UDP send (tx, loopback, rx+tx); "
+                         "an rx stream's sender is the device"))
     bps = BYTES_PER_SAMPLE[m.format]
     unit = bps * m.channels
     min_frame = FRAME_HEADER_BYTES + unit

@@ -60,6 +60,13 @@ def test_wrong_pacing_values_name_their_line(write_case, pacing, line, expected)
     assert f"case1.yaml:{line}" in text and expected in text, text
 
 
+def test_pacing_an_rx_stream_is_refused(write_case):
+    text = CASE.format(pacing="    gap: 4 us").replace("direction: tx", "direction: rx").replace(
+        "interpolation: 16", "decimation: 16")
+    with pytest.raises(ConfigError, match="an rx stream's sender is the device"):
+        write_case(text)
+
+
 def test_gso_on_with_pacing_is_refused(write_case):
     text = CASE.format(pacing="    gap: 4 us").replace("  frame_bytes: 1430\n", "  frame_bytes: 1430\n  gso: true\n")
     with pytest.raises(ConfigError, match="GSO is off while pacing"):
