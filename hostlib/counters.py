@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-__all__ = ["DeviceStats", "RxCounters", "Snapshot", "TxCounters", "counter", "measured"]
+__all__ = ["DeviceStats", "FrameSinkTxCounters", "RxCounters", "Snapshot", "TxCounters", "counter", "measured"]
 
 
 class RxCheckerCounters(TypedDict, total=False):
@@ -44,6 +44,8 @@ class RxCheckerCounters(TypedDict, total=False):
     latency_max_ns: int
     latency_count: int
     eob_received: bool
+    block_frames: int              # sequence numbers per block of `blocks`
+    blocks: list[list[int]] | None  # [received, sent] per block of seq (None: no sequence numbers)
 
 
 class RxCounters(RxCheckerCounters, total=False):
@@ -74,7 +76,17 @@ class TxStreamCounters(TypedDict, total=False):
     warnings: list[str]
 
 
-class TxCounters(TxStreamCounters, total=False):
+class FrameSinkTxCounters(TxStreamCounters, total=False):
+    """TxStream::stats over a frame sink (udp, shm) adds the sink's per-datagram pacer."""
+
+    pacing_period_p50_ns: int      # transport.pacing: achieved period, send start to send start
+    pacing_period_p99_ns: int
+    pacing_period_count: int       # periods measured (0: unpaced)
+    pacing_waits_slept: int        # waits that slept for their bulk, then spun
+    pacing_waits_spun: int         # waits that only spun (below the timer's resolution)
+
+
+class TxCounters(FrameSinkTxCounters, total=False):
     """A host sender's stats; a radio's (tx_counters_json) add what its API reports."""
 
     underruns: int
@@ -113,6 +125,7 @@ class SimDeviceStats(TypedDict, total=False):
     tx_reordered_frames: int | None
     tx_pattern_errors: int | None
     tx_malformed_frames: int | None
+    tx_blocks: list[list[int]]     # [received, sent] per block of 100 000 seq (rx_check.hpp)
     tx_samples_played: int         # consumed by the device's TX sample clock (sim/playout_clock.hpp)
     tx_played_ns: int              # when tx_samples_played was true; 0: not yet
 

@@ -51,6 +51,9 @@ _METRICS = [
     Metric("latency_p99_s", "time", "99th percentile frame latency", ("latency_p99",)),
     Metric("latency_p999_s", "time", "99.9th percentile frame latency", ("latency_p999",)),
     Metric("latency_max_s", "time", "largest frame latency", ("latency_max",)),
+    Metric("pacing_period_p50_s", "time", "paced UDP send (transport.pacing): median achieved period, "
+           "send start to send start, measured in the sender", ("pacing_period_p50",)),
+    Metric("pacing_period_p99_s", "time", "paced UDP send: 99th percentile achieved period", ("pacing_period_p99",)),
     Metric("longest_gap_s", "time",
            "longest time between two received frames, or from the last frame to the end of the window",
            ("longest_gap",)),

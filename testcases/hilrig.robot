@@ -110,6 +110,26 @@ Loopback shm 10 MS/s
     [Tags]    device:dut    transport:shm    direction:loopback    smoke
     Run Hilrig Case
 
+long link same host UDP unpaced
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    Run Hilrig Case
+
+long link same host UDP gap 4 us
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    Run Hilrig Case
+
+long link same host UDP gap 3 us
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    Run Hilrig Case
+
+long link same host UDP gap 2 us
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    Run Hilrig Case
+
+long link same host UDP gap 1 us
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    Run Hilrig Case
+
 UDP reference [transport.frame_bytes=1392, channels=1, decimation=1000]
     [Tags]    device:dut    transport:udp    direction:rx    reference
     Run Hilrig Case
@@ -940,6 +960,10 @@ RX UDP frame size [transport.frame_bytes=8000]
 
 TX UDP 10 MS/s
     [Tags]    device:dut    transport:udp    direction:tx    smoke
+    Run Hilrig Case
+
+TX UDP paced 20 us
+    [Tags]    device:dut    transport:udp    direction:tx    paced
     Run Hilrig Case
 
 USB2 RX 4 MS/s

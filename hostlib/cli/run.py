@@ -13,7 +13,7 @@ from ..dsl import load_cases
 from ..dsl.case import Case
 from ..results import render_verdict
 from ..results.record import Verdict
-from ..results.verdict import STYLE
+from ..results.verdict import STYLE, render_blocks
 from ..selection import Selection
 from ..session import RunSession
 from .lab import place_request_of
@@ -21,14 +21,17 @@ from .validate import estimated_seconds
 
 
 def stats_line(row: dict[str, float]) -> str:
-    """'9.998 MS/s 40.0 MB/s lost 0/12345 frames O 0 U 0': counted as the verdict counts."""
+    """'9.998 MS/s 40.0 MB/s lost 0/12345 frames O 0 U 0': counted as the verdict counts; a
+    paced sender adds its achieved period (p50/p99 so far)."""
     lost = row.get("total_missing_frames", row.get("missing_frames", 0))
     total = row.get("total_frames", 0)
     return (f"{row['throughput_sps'] / 1e6:9.3f} MS/s {row.get('throughput_Bps', 0) / 1e6:8.1f} MB/s"
             f"  lost {lost:.0f}/{total:.0f} frames"
             f"  O {row.get('total_overruns', row.get('overruns', 0)):.0f}"
             f"  U {row.get('total_underruns', row.get('underruns', 0)):.0f}"
-            + (f"  pattern errors {row['total_pattern_errors']:.0f}" if row.get("total_pattern_errors") else ""))
+            + (f"  pattern errors {row['total_pattern_errors']:.0f}" if row.get("total_pattern_errors") else "")
+            + (f"  paced p50/p99 {row['pacing_period_p50_s'] * 1e6:.1f}/{row['pacing_period_p99_s'] * 1e6:.1f} us"
+               if "pacing_period_p50_s" in row else ""))
 
 
 class LiveProgress:
@@ -94,6 +97,8 @@ def run_command(args: argparse.Namespace) -> int:
             finally:
                 live.stop()
             console.print(render_verdict(result))
+            if result.blocks:
+                console.print(render_blocks(result.blocks))
     # After the session closed: the evidence is final and the HTML report written from it.
     console.print(Text(session.tally(), style="bold"))
     console.print(Text(f"results: {session.result_paths()}"), highlight=False)

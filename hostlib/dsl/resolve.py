@@ -25,7 +25,7 @@ __all__ = ["fmt_value", "resolve_case"]
 # The YAML's transport knob -> the core's key, where they differ.
 _CORE_KEY = {"socket_buffer": "socket_buffer_bytes"}
 _YAML_KEY = {v: k for k, v in _CORE_KEY.items()}
-_NOT_CORE = ("kind", "frame_bytes", "transfer_bytes", "transfers", "buffer_bytes")
+_NOT_CORE = ("kind", "frame_bytes", "transfer_bytes", "transfers", "buffer_bytes", "pacing")
 
 
 def fmt_value(v: YamlValue) -> str:
@@ -76,6 +76,8 @@ def _partial_stream(m: CaseModel, rate_sps: float) -> JsonObject:
     for knob, value in t.model_dump(exclude_none=True, mode="json").items():
         if knob not in _NOT_CORE:
             transport[_CORE_KEY.get(knob, knob)] = value
+    if t.pacing is not None:
+        transport["pacing"] = dict(t.pacing.core_json())
     if t.kind == "usb":
         transport.update(usb_transfers(t.transfer_bytes, t.transfers, t.buffer_bytes)[0])
     return {"direction": m.direction, "channels": m.channels, "sample_format": m.format, "rate_sps": rate_sps,

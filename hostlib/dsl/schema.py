@@ -20,6 +20,7 @@ __all__ = [
     "MAX_FAULTS",
     "MAX_FRAME_BYTES",
     "MAX_MASTER_CLOCK_HZ",
+    "MAX_PACING_RATE_BPS",
     "MAX_RATE_SPS",
     "MAX_SEED",
     "MAX_TIMEOUT_S",
@@ -28,6 +29,7 @@ __all__ = [
     "SWEEP_KEYS",
     "CaseModel",
     "FaultsModel",
+    "PacingModel",
     "TransportModel",
     "int_quantity",
     "quantity",
@@ -47,6 +49,7 @@ MAX_FRAME_BYTES = 64 * 1024**2    # a shm slot larger than this is a typo, not a
 MAX_BUFFER_BYTES = 1024**3        # socket and device buffers
 MAX_FAULTS = 1_000_000            # per fault kind (the simulator's own bound)
 MAX_SEED = 2**63 - 1              # the simulator takes a signed 64-bit seed
+MAX_PACING_RATE_BPS = 1e12        # the core's bound on transport.pacing.rate_bps
 
 
 def quantity(dimension: str, *, require_unit: bool = False, minimum: float | None = None,
@@ -92,6 +95,21 @@ Count0 = Annotated[int, Field(strict=True, ge=0, le=MAX_FAULTS)]
 Divider = Annotated[int, Field(strict=True, ge=1, le=MAX_DIVIDER)]
 
 
+class PacingModel(BaseModel):
+    """udp send pacing (docs/dsl.md "pacing"): one of gap, period, rate; semantics.py
+    refuses two at once at the second one's line."""
+    model_config = _Strict
+    gap: Annotated[float, quantity("time", require_unit=True, minimum=1e-9, maximum=1.0)] | None = None
+    period: Annotated[float, quantity("time", require_unit=True, minimum=1e-9, maximum=1.0)] | None = None
+    rate: Annotated[float, quantity("data_rate", require_unit=True, minimum=1 / 8, exclusive=False,
+                                    maximum=MAX_PACING_RATE_BPS / 8)] | None = None
+
+    def core_json(self) -> dict[str, int]:
+        """The core's pacing keys (hilrig/config.hpp PacingSpec), every one of them."""
+        return {"gap_ns": round((self.gap or 0) * 1e9), "period_ns": round((self.period or 0) * 1e9),
+                "rate_bps": round((self.rate or 0) * 8)}
+
+
 class TransportModel(BaseModel):
     model_config = _Strict
     kind: Literal["udp", "shm", "usb"]
@@ -104,6 +122,7 @@ class TransportModel(BaseModel):
     gso: Annotated[bool, Field(strict=True)] | None = None        # UDP_SEGMENT send batches (default on)
     gro: Annotated[bool, Field(strict=True)] | None = None        # UDP_GRO coalesced receives (default on)
     busy_poll: Annotated[bool, Field(strict=True)] | None = None  # spin on the socket (default off)
+    pacing: PacingModel | None = None                              # send one datagram at a time, paced
     # shm knobs
     slots: Annotated[int, Field(strict=True, ge=2, le=65536)] | None = None
     publish: NonEmpty | None = None   # the ring's publish strategy; the core's parser checks the name

@@ -21,7 +21,7 @@ from hostlib.dsl.case import (
     default_timeout_s,
 )
 from hostlib.dsl.faults import fault_fit
-from hostlib.dsl.schema import MAX_FRAME_BYTES, MAX_RATE_SPS, MIN_RATE_SPS, CaseModel, SearchRangeModel
+from hostlib.dsl.schema import MAX_FRAME_BYTES, MAX_RATE_SPS, MIN_RATE_SPS, CaseModel, PacingModel, SearchRangeModel
 from hostlib.dsl.thresholds import Threshold, ThresholdError, parse_threshold
 from hostlib.dsl.yamlsrc import Path_, dotted
 from hostlib.transports import stream_defaults
@@ -32,9 +32,24 @@ from hostlib.units import format_quantity
 __all__ = ["Err", "Semantics", "at_highest_candidate", "search_spec", "semantic", "semantic_after_repair"]
 
 Err = tuple[Path_, str]
-_UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll")
+_UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll", "pacing")
 _SHM_KNOBS = ("slots", "publish")
 _KNOBS = {"udp": _UDP_KNOBS, "shm": _SHM_KNOBS, "usb": USB_KNOBS}
+
+
+def _pacing_errors(pacing: PacingModel, gso: bool | None) -> list[Err]:
+    """One pacing key, and no GSO beside it (a paced stream sends datagram by datagram)."""
+    given = [k for k in ("gap", "period", "rate") if k in pacing.model_fields_set]
+    errs: list[Err] = []
+    if not given:
+        errs.append((("transport", "pacing"), "give one of gap, period, rate (e.g. {gap: 4 us})"))
+    for extra in given[1:]:
+        errs.append((("transport", "pacing", extra), f"pacing takes one of gap, period, rate; "
+                     f"'{given[0]}' is already given"))
+    if gso:
+        errs.append((("transport", "gso"), "gso: true cannot pace: a paced stream sends one datagram at a time "
+                     "(GSO is off while pacing)"))
+    return errs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,6 +175,11 @@ def semantic(m: CaseModel) -> Semantics:
         if knob in given:
             errs.append((("transport", knob), f"'{knob}' is not a {t.kind} setting; "
                          f"{t.kind} takes: frame_bytes, {', '.join(own)}"))
+    if t.pacing is not None:
+        errs.extend(_pacing_errors(t.pacing, t.gso))
+        if m.direction == "rx":
+            errs.append((("transport", "pacing"), "pacing paces the host's UDP send (tx, loopback, rx+tx); "
+                         "an rx stream's sender is the device"))
     bps = BYTES_PER_SAMPLE[m.format]
     unit = bps * m.channels
     min_frame = FRAME_HEADER_BYTES + unit

@@ -21,7 +21,8 @@ from pathlib import Path
 from ..counters import Snapshot, counter, measured
 from ..dsl.case import LEGS, Case
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
-from ..transports import stream_config
+from ..results.schema import BlockCount
+from ..transports import stream_config, stream_defaults
 from ..transports.config import Direction
 
 # The simulator's own record of what it injected (sim stats), reported as metrics.
@@ -312,6 +313,9 @@ def progress_row(case: Case, row: dict[str, float], snap: Snapshot) -> dict[str,
     out["total_frames"] = sum(received_frames(c, snap) for c in legs) + out["total_missing_frames"]
     out["throughput_Bps"] = row["throughput_sps"] * bytes_per_tick(case)
     out["window_s"] = float(case.duration_s)
+    if counter(snap.host_tx, "pacing_period_count") > 0:   # a paced sender: its achieved period so far
+        for q in ("p50", "p99"):
+            out[f"pacing_period_{q}_s"] = counter(snap.host_tx, f"pacing_period_{q}_ns") / 1e9
     return out
 
 
@@ -427,6 +431,9 @@ def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
     if case.direction in ("rx", "loopback") and counter(final.host_rx, "latency_count") > 0:
         for q in ("p50", "p99", "p999", "max"):
             m[f"latency_{q}_s"] = counter(final.host_rx, f"latency_{q}_ns") / 1e9
+    if counter(final.host_tx, "pacing_period_count") > 0:   # a paced UDP sender (transport.pacing)
+        for q in ("p50", "p99"):
+            m[f"pacing_period_{q}_s"] = counter(final.host_tx, f"pacing_period_{q}_ns") / 1e9
     if case.direction in ("rx", "loopback"):
         first = counter(final.host_rx, "first_frame_ns")
         if first:
@@ -456,6 +463,14 @@ def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
     warnings = host_warnings(final)
     m["socket_buffer_capped"] = 1.0 if any("buffer" in w for w in warnings) else 0.0
     return m
+
+
+def blocks(case: Case, snap: Snapshot) -> list[BlockCount]:
+    """The receiver's received / sent per block of 100 000 sequence numbers (rx_check.hpp),
+    over the whole stream: TX, the device's receiver; otherwise the host's."""
+    raw = snap.device.get("tx_blocks") if case.direction == "tx" else snap.host_rx.get("blocks")
+    size = stream_defaults()["block_frames"]
+    return [BlockCount(first_seq=i * size, received=int(r), sent=int(s)) for i, (r, s) in enumerate(raw or [])]
 
 
 def host_warnings(snap: Snapshot) -> list[str]:

@@ -14,6 +14,7 @@ from .._exceptions import InfrastructureError
 from .._installed import packaged_report_templates
 from ..results.record import CaseResult
 from ..results.schema import ResultRecord
+from ..results.verdict import BLOCK_COLUMNS, block_rows
 from ..verdicts import Verdict
 from . import plots, tables
 from .model import CaseView, RunView, finite, load_run
@@ -105,6 +106,8 @@ def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, 
         "other_metrics": sorted((k, v) for k, v in case.metrics.items()
                                 if k not in {n for _, _, n in key_metric_rows(case)}),
         "series_plot": plots.series_plot(case) if with_series_plot else "",
+        "block_columns": BLOCK_COLUMNS,
+        "blocks": block_rows(case.record.blocks),
         "failure_second": plots.failure_second(case),
     }
 

@@ -28,6 +28,7 @@ CASE_MEASUREMENT = "hilrig_case"
 SERIES_MEASUREMENT = "hilrig_series"
 SEARCH_MEASUREMENT = "hilrig_search_step"   # one row per step of a rate search
 RUN_MEASUREMENT = "hilrig_run"
+BLOCK_MEASUREMENT = "hilrig_block"          # received / sent per 100 000 sequence numbers
 
 
 def _one_line(text: str | None) -> str:
@@ -168,11 +169,31 @@ def search_points(result: CaseResult) -> list[Point]:
     return points
 
 
+def block_points(result: CaseResult) -> list[Point]:
+    """One `hilrig_block` row per block of 100 000 sequence numbers at the receiver (the
+    lab's table), stamped a microsecond apart after the case's start."""
+    tags = _common_tags(result) | _sweep_tags(result)
+    start_ns = to_ns(result.started_utc)
+    points = []
+    for i, block in enumerate(result.blocks):
+        p = Point(BLOCK_MEASUREMENT)
+        for key, value in tags.items():
+            p.tag(key, value)
+        p.field("first_seq", float(block["first_seq"]))
+        p.field("received", float(block["received"]))
+        p.field("sent", float(block["sent"]))
+        p.field("received_ratio", block["received"] / block["sent"] if block["sent"] else 0.0)
+        p.field("run_id", result.run_id)
+        p.time(start_ns + 1000 * i, WritePrecision.NS)
+        points.append(p)
+    return points
+
+
 def result_lines(result: CaseResult, *, git_sha: str | None = None) -> list[str]:
     """Every line-protocol line for one result: the case row, its direction rows (rx+tx),
-    its search steps, then its series."""
+    its search steps, its blocks, then its series."""
     points = [case_point(result, git_sha=git_sha), *leg_points(result), *search_points(result),
-              *series_points(result)]
+              *block_points(result), *series_points(result)]
     return [line for line in (p.to_line_protocol() for p in points) if line]
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, overload
 from pydantic import JsonValue
 
 from .schema import (
+    BlockCount,
     CaseRecord,
     ErrorKind,
     MetricValues,
@@ -70,6 +71,7 @@ class CaseResult:
     error: str | None = None  # why nothing was measured: an ERROR's text (without its kind), a SKIP's reason
     error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
     steps: list[SearchStep] = dataclasses.field(default_factory=list)  # a rate search's steps, in order
+    blocks: list[BlockCount] = dataclasses.field(default_factory=list)  # received / sent per 100 000 seq
     warnings: list[str] = dataclasses.field(default_factory=list)  # the host's (e.g. rmem_max), in the message
     # rx+tx: each leg's own metrics, measured as an rx or a tx case (metrics holds both together).
     legs: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
@@ -137,6 +139,7 @@ class CaseResult:
             thresholds=list(self.thresholds),
             series=[finite_values(row) for row in self.series],
             steps=list(self.steps),
+            blocks=list(self.blocks),
             warnings=list(self.warnings),
             place=self.place,
             rig_host=self.rig_host,

@@ -10,6 +10,7 @@
         ├── metrics, legs       the case's metrics; rx+tx: each leg's own under legs[leg]
         ├── thresholds: [ThresholdResult]   (leg, operator, limit, margin, verdict)
         ├── series, steps       one row a second; a rate search's steps
+        ├── blocks              received / sent per 100 000 sequence numbers at the receiver
         └── place, rig_host, device_versions   the lab place, its exporters, what the device reported
 
 `hostlib.results.record` writes it (CaseResult.to_record), `hostlib.reports` and
@@ -82,6 +83,15 @@ class SearchStep(TypedDict):
     message: str
 
 
+class BlockCount(TypedDict):
+    """One block of sequence numbers [first_seq, first_seq + sent) at the stream's receiver
+    (rx_check.hpp "blocks"): the frames of it received once each, and sent (the lab's table)."""
+
+    first_seq: int
+    received: int
+    sent: int
+
+
 # A metric that was not finite (NaN, inf) is written as null: JSON has no NaN.
 MetricValues = dict[str, float | None]
 
@@ -108,6 +118,7 @@ class ResultRecord(_Record):
     thresholds: list[ThresholdResult] = Field(default_factory=list)
     series: list[MetricValues] = Field(default_factory=list)
     steps: list[SearchStep] = Field(default_factory=list)
+    blocks: list[BlockCount] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run
     rig_host: str | None = None    # the exporter(s) of that place's devices

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from typing import TypeGuard
 
 from rich import box
@@ -17,6 +18,7 @@ from ..metrics import lookup_metric
 from ..units import format_quantity
 from ..verdicts import ThresholdResult, Verdict
 from .record import CaseResult
+from .schema import BlockCount
 
 STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verdict.FAIL: "bold red",
           Verdict.SKIP: "bold yellow", Verdict.ERROR: "bold magenta"}
@@ -156,6 +158,25 @@ def render_verdict(result: CaseResult) -> Group:
         table.add_row(text, measured, limit, margin, Text(status, style=STYLE[t.verdict]))
     summary = Text(message_line(result), style=STYLE[result.verdict])
     return Group(table, summary) if result.thresholds else Group(summary)
+
+
+BLOCK_COLUMNS = ("block", "sequence numbers", "received", "sent", "received %")
+
+
+def block_rows(blocks: Sequence[BlockCount]) -> list[tuple[str, str, str, str, str]]:
+    """The lab's table: one row per block of sequence numbers at the receiver."""
+    return [(str(i), f"{b['first_seq']}..{b['first_seq'] + b['sent'] - 1}", str(b["received"]), str(b["sent"]),
+             f"{100.0 * b['received'] / b['sent']:.1f}" if b["sent"] else "-") for i, b in enumerate(blocks)]
+
+
+def render_blocks(blocks: Sequence[BlockCount]) -> Table:
+    """block_rows as a rich table (the CLI's, after the verdict)."""
+    table = Table(title="received / sent per block", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in BLOCK_COLUMNS:
+        table.add_column(column, justify="right")
+    for row in block_rows(blocks):
+        table.add_row(*row)
+    return table
 
 
 def verdict_text(result: CaseResult, width: int = 120) -> str:

@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from hostlib.counters import (DeviceStats, RxCheckerCounters, RxCounters, SimDeviceStats, TxCounters,
-                              TxStreamCounters, UsbEngineStats)
+from hostlib.counters import (DeviceStats, FrameSinkTxCounters, RxCheckerCounters, RxCounters, SimDeviceStats,
+                              TxCounters, TxStreamCounters, UsbEngineStats)
 from hostlib.tests.conftest import requires_native
 
 RX_STREAM_KEYS = set(RxCheckerCounters.__optional_keys__) | {"thread_cpu_ns", "warnings"}
@@ -50,7 +50,7 @@ def snapshot_of(write_case, sim_rig, transport: str):
 def test_snapshot_keys_are_the_cores_over_udp(write_case, sim_rig):
     snap = snapshot_of(write_case, sim_rig, "udp")
     assert set(snap.host_rx) == RX_STREAM_KEYS        # counters_json(RxCounters) + RxStream::stats
-    assert set(snap.host_tx) == keys(TxStreamCounters)   # TxStream::stats
+    assert set(snap.host_tx) == keys(FrameSinkTxCounters)   # TxStream::stats (a frame sink's pacer)
     assert set(snap.device) == keys(SimDeviceStats)   # SimDevice::stats (the model core)
 
 
@@ -66,7 +66,7 @@ def test_every_declared_counter_is_one_the_core_or_a_driver_writes():
     """The wider TypedDicts only add what a radio or the GNU Radio host reports."""
     assert keys(RxCounters) - RX_STREAM_KEYS == {"late_commands", "other_errors", "rig_source_pattern_errors",
                                                  "device_pattern_errors", "flowgraph_samples", "flowgraph_gaps"}
-    assert keys(TxCounters) - keys(TxStreamCounters) == {"underruns", "seq_errors", "late_commands", "bursts_acked"}
+    assert keys(TxCounters) - keys(FrameSinkTxCounters) == {"underruns", "seq_errors", "late_commands", "bursts_acked"}
 
 
 @pytest.mark.parametrize("value, measured", [(None, None), (3, 3.0), (True, 1.0)])

@@ -8,7 +8,7 @@ import pytest
 from hostlib._exceptions import ConfigError
 from hostlib.cli.validate import validate_command
 from hostlib.dsl import load_cases, validate_paths
-from hostlib.transports.config import Faults, RingPublish, ShmTransport, UdpTransport
+from hostlib.transports.config import Faults, Pacing, RingPublish, ShmTransport, UdpTransport
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,7 +45,8 @@ def test_single_case_defaults_and_derived_values(tmp_path):
     assert c.channels == 1 and c.sample_format == "sc16" and c.pattern == "counter"
     assert c.transport.kind == "udp" and c.frame_bytes == 8000   # frame_size is an alias
     assert c.transport == UdpTransport(host="127.0.0.1", port=0, socket_buffer_bytes=4 * 1024**2,
-                                       gso=True, gro=True, busy_poll=False)
+                                       gso=True, gro=True, busy_poll=False,
+                                       pacing=Pacing(gap_ns=0, period_ns=0, rate_bps=0))
     assert c.duration_s == 2.0 and c.warmup_s == 0.0 and c.timeout_s == 32.0
     assert c.faults == Faults(seed=1, drop_frames=0, corrupt_samples=0, duplicate_frames=0, reorder_frames=0,
                               stall_ms=0, window_frames=0, die_after_ms=0)

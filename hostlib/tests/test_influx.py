@@ -22,7 +22,7 @@ from hostlib.tests.influx_servers import *  # noqa: F401,F403  (fixtures)
 from hostlib.tests.influx_servers import ADMIN_PASSWORD, ADMIN_USER, DEBIAN_INFLUXD, InfluxServer
 
 REPO = Path(__file__).resolve().parents[2]
-MEASUREMENTS = ("hilrig_case", "hilrig_series", "hilrig_run")
+MEASUREMENTS = ("hilrig_case", "hilrig_series", "hilrig_run", "hilrig_block")
 # Starter cases copied verbatim: a 3-point sweep (sweep tags) over shm and a TX case over UDP.
 STARTER_CASES = ("rx/rx_shm_rates.yaml", "tx/tx_udp.yaml")
 ONE_CASE = "tx/tx_udp.yaml"

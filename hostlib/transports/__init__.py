@@ -55,6 +55,7 @@ class StreamDefaults(TypedDict):
     fault_keys: list[str]
     ring_publish: str               # shm: the ring's publish strategy by default
     ring_publish_names: list[str]   # shm: every strategy the core knows
+    block_frames: int               # the receiver's blocks of sequence numbers (rx_check.hpp)
 
 
 @functools.cache

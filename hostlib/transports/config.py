@@ -20,6 +20,7 @@ __all__ = [
     "Faults",
     "Json",
     "JsonObject",
+    "Pacing",
     "RingPublish",
     "SampleFormat",
     "ShmTransport",
@@ -99,6 +100,13 @@ def _str(d: Mapping[str, object], key: str, where: str) -> str:
     return v
 
 
+def _mapping(d: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
+    v = _get(d, key, where)
+    if not isinstance(v, Mapping):
+        raise ValueError(f"{where}.{key}: must be an object")
+    return v
+
+
 def _is_direction(v: str) -> TypeGuard[Direction]:
     return v in DIRECTIONS
 
@@ -116,6 +124,7 @@ class TransportJson(TypedDict, total=False):
     gso: bool
     gro: bool
     busy_poll: bool
+    pacing: dict[str, int]
     path: str
     slots: int
     publish: str
@@ -148,6 +157,26 @@ class SimJson(StreamJson, total=False):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Pacing:
+    """udp send pacing, the core's PacingSpec: at most one non-zero; all zero = unpaced."""
+    gap_ns: int                     # idle time after each send returns
+    period_ns: int                  # send start to send start
+    rate_bps: int                   # datagram bits per second
+
+    @property
+    def active(self) -> bool:
+        return bool(self.gap_ns or self.period_ns or self.rate_bps)
+
+    def to_json(self) -> dict[str, int]:
+        return {"gap_ns": self.gap_ns, "period_ns": self.period_ns, "rate_bps": self.rate_bps}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object], where: str = "pacing") -> Pacing:
+        return cls(gap_ns=_int(d, "gap_ns", where), period_ns=_int(d, "period_ns", where),
+                   rate_bps=_int(d, "rate_bps", where))
+
+
+@dataclass(frozen=True, kw_only=True)
 class UdpTransport:
     kind: Literal[TransportKind.UDP] = TransportKind.UDP
     host: str
@@ -156,11 +185,12 @@ class UdpTransport:
     gso: bool
     gro: bool
     busy_poll: bool
+    pacing: Pacing                  # send: per datagram; resolved gso is off while pacing
 
     def to_json(self) -> TransportJson:
         return {"kind": self.kind.value, "host": self.host, "port": self.port,
                 "socket_buffer_bytes": self.socket_buffer_bytes, "gso": self.gso, "gro": self.gro,
-                "busy_poll": self.busy_poll}
+                "busy_poll": self.busy_poll, "pacing": self.pacing.to_json()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,7 +229,8 @@ def transport_from_json(d: Mapping[str, object], where: str = "transport") -> Tr
     if kind is TransportKind.UDP:
         return UdpTransport(host=_str(d, "host", where), port=_int(d, "port", where),
                             socket_buffer_bytes=_int(d, "socket_buffer_bytes", where), gso=_bool(d, "gso", where),
-                            gro=_bool(d, "gro", where), busy_poll=_bool(d, "busy_poll", where))
+                            gro=_bool(d, "gro", where), busy_poll=_bool(d, "busy_poll", where),
+                            pacing=Pacing.from_json(_mapping(d, "pacing", where), f"{where}.pacing"))
     if kind is TransportKind.SHM:
         return ShmTransport(path=_str(d, "path", where), slots=_int(d, "slots", where),
                             publish=RingPublish(_str(d, "publish", where)))
@@ -234,9 +265,7 @@ class StreamConfig:
             raise ValueError(f"{where}.direction: must be one of {', '.join(DIRECTIONS)}, got {direction!r}")
         if not _is_format(fmt):
             raise ValueError(f"{where}.sample_format: must be one of {', '.join(SAMPLE_FORMATS)}, got {fmt!r}")
-        transport = _get(d, "transport", where)
-        if not isinstance(transport, Mapping):
-            raise ValueError(f"{where}.transport: must be an object")
+        transport = _mapping(d, "transport", where)
         return cls(direction=direction, channels=_int(d, "channels", where), sample_format=fmt,
                    rate_sps=_float(d, "rate_sps", where), frame_bytes=_int(d, "frame_bytes", where),
                    transport=transport_from_json(transport, f"{where}.transport"), pattern=_str(d, "pattern", where),

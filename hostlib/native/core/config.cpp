@@ -96,10 +96,14 @@ SimConfig default_sim_config(TransportKind kind, std::uint32_t frame_bytes) {
 json to_json(const TransportSpec& t) {
   if (t.kind == TransportKind::udp)
     return {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes", t.socket_buffer_bytes},
-            {"gso", t.gso}, {"gro", t.gro}, {"busy_poll", t.busy_poll}};
+            {"gso", t.gso}, {"gro", t.gro}, {"busy_poll", t.busy_poll}, {"pacing", to_json(t.pacing)}};
   if (t.kind == TransportKind::usb)
     return {{"kind", "usb"}, {"link", t.link}, {"transfer_bytes", t.transfer_bytes}, {"transfers", t.transfers}};
   return {{"kind", "shm"}, {"path", t.path}, {"slots", t.slots}, {"publish", ring_publish_name(t.publish)}};
+}
+
+json to_json(const PacingSpec& p) {
+  return {{"gap_ns", p.gap_ns}, {"period_ns", p.period_ns}, {"rate_bps", p.rate_bps}};
 }
 
 json to_json(const StreamConfig& c) {
@@ -147,6 +151,20 @@ static RingPublish publish_from_json(const json& t, const std::string& where) {
   }
 }
 
+PacingSpec pacing_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) bad(where, "must be an object like {\"gap_ns\": 4000, \"period_ns\": 0, \"rate_bps\": 0}");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "gap_ns" && it.key() != "period_ns" && it.key() != "rate_bps")
+      bad(where + "." + it.key(), "is not a pacing key (gap_ns, period_ns, rate_bps)");
+  PacingSpec p;
+  p.gap_ns = get_uint(j, "gap_ns", 0, kPacingMaxNs, where);
+  p.period_ns = get_uint(j, "period_ns", 0, kPacingMaxNs, where);
+  p.rate_bps = get_uint(j, "rate_bps", 0, kPacingMaxBps, where);
+  if ((p.gap_ns != 0) + (p.period_ns != 0) + (p.rate_bps != 0) > 1)
+    bad(where, "gives more than one of gap_ns, period_ns, rate_bps; pace by one of them");
+  return p;
+}
+
 TransportSpec transport_from_json(const json& t, const std::string& where) {
   if (!t.is_object()) bad(where, "must be an object like {\"kind\": \"udp\", ...}");
   TransportSpec s;
@@ -158,6 +176,7 @@ TransportSpec transport_from_json(const json& t, const std::string& where) {
     s.gso = get_bool(t, "gso", where);
     s.gro = get_bool(t, "gro", where);
     s.busy_poll = get_bool(t, "busy_poll", where);
+    s.pacing = pacing_from_json(need(t, "pacing", where), where + ".pacing");
   } else if (s.kind == TransportKind::usb) {
     s.link = get_string(t, "link", where);
     if (s.link != "usb2" && s.link != "usb3") bad(where + ".link", "must be \"usb2\" or \"usb3\", got \"" + s.link + "\"");
@@ -226,6 +245,7 @@ StreamConfig resolve_stream_config(const StreamConfig& complete, const std::stri
   StreamConfig c = stream_config_from_json(to_json(complete), where);
   TransportSpec& t = c.transport;
   if (t.kind == TransportKind::udp) t.socket_buffer_bytes = std::max(t.socket_buffer_bytes, socket_buffer_for_rate(c));
+  if (t.kind == TransportKind::udp && t.pacing.any()) t.gso = false;  // pacing sends one datagram per call
   if (t.kind == TransportKind::shm) t.slots = std::max(t.slots, ring_slots_for_rate(c));
   return c;
 }
@@ -299,6 +319,9 @@ const std::vector<StreamArg>& stream_args() {
       {"gso", "/transport/gso", StreamArg::kBool, "udp: UDP_SEGMENT send batches", {}},
       {"gro", "/transport/gro", StreamArg::kBool, "udp: UDP_GRO coalesced receives", {}},
       {"busy_poll", "/transport/busy_poll", StreamArg::kBool, "udp: spin on the socket", {}},
+      {"pacing_gap_ns", "/transport/pacing/gap_ns", StreamArg::kInt, "udp send: idle ns after each datagram (0: unpaced)", {}},
+      {"pacing_period_ns", "/transport/pacing/period_ns", StreamArg::kInt, "udp send: ns from datagram to datagram (0: unpaced)", {}},
+      {"pacing_rate_bps", "/transport/pacing/rate_bps", StreamArg::kInt, "udp send: datagram bits per second (0: unpaced)", {}},
       {"slots", "/transport/slots", StreamArg::kInt, "shm: ring slots (default: 8 MiB worth of frames)", {}},
       {"publish", "/transport/publish", StreamArg::kString, "shm: the ring's publish strategy", ring_publish_names()},
       {"fifo_frames", "/fifo_frames", StreamArg::kInt, "simulator device FIFO in frames (default: 128 MiB worth)", {}},

@@ -63,6 +63,21 @@ constexpr std::uint32_t fifo_frames(std::uint32_t frame_bytes) {
 enum class Direction { rx, tx, loopback, rx_tx };
 enum class TransportKind { udp, shm, usb };  // usb: the simulator's USB link (docs/usb.md)
 
+// udp send: per-datagram pacing (TxPacer::Datagrams; docs/dsl.md "pacing"). At most one
+// field is non-zero; all zero = unpaced. A paced stream sends one datagram per call, so
+// the resolved config has gso off.
+struct PacingSpec {
+  std::uint64_t gap_ns = 0;     // idle time after each send returns (the lab's "gap")
+  std::uint64_t period_ns = 0;  // send start to send start
+  std::uint64_t rate_bps = 0;   // datagram bits per second: period = frame_bytes * 8 / rate
+  bool any() const { return gap_ns || period_ns || rate_bps; }
+  // Send start to send start for datagrams of `bytes` (gap: 0, it follows each send).
+  std::uint64_t period_for(std::uint32_t bytes) const {
+    return period_ns ? period_ns : rate_bps ? std::uint64_t(double(bytes) * 8e9 / double(rate_bps) + 0.5) : 0;
+  }
+};
+inline constexpr std::uint64_t kPacingMaxNs = 1'000'000'000, kPacingMaxBps = 1'000'000'000'000;
+
 struct TransportSpec {
   TransportKind kind = TransportKind::udp;
   std::string host = defaults::kHost;
@@ -71,6 +86,7 @@ struct TransportSpec {
   bool gso = true;        // udp send: UDP_SEGMENT batches when the kernel takes them
   bool gro = true;        // udp receive: UDP_GRO coalesced receives when the kernel takes them
   bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
+  PacingSpec pacing;       // udp send: per-datagram pacing (none by default)
   std::string path;        // shm: "/proc/<pid>/fd/<n>"; empty = create a ring here
   std::uint32_t slots = defaults::ring_slots(defaults::kFrameBytes);
   RingPublish publish = defaults::kRingPublish;  // shm: how the ring publishes (both ends use it)
@@ -143,6 +159,8 @@ StreamConfig resolve_stream_config(const StreamConfig& complete, const std::stri
 // they throw std::invalid_argument naming the key and what is allowed.
 nlohmann::json to_json(const StreamConfig& c);
 nlohmann::json to_json(const TransportSpec& t);
+nlohmann::json to_json(const PacingSpec& p);
+PacingSpec pacing_from_json(const nlohmann::json& j, const std::string& where);
 nlohmann::json to_json(const FaultSpec& f);
 nlohmann::json to_json(const SimConfig& c);  // the stream keys + master_clock_hz, fifo_frames, faults
 StreamConfig stream_config_from_json(const nlohmann::json& j, const std::string& where = "stream config");

@@ -60,6 +60,12 @@ bool RxChecker::on_frame(const std::uint8_t* frame, std::size_t len, std::uint64
   if (counts_samples) {
     samples_ += samples;
     payload_bytes_ += h.payload_bytes;
+    const std::uint64_t block = h.seq / RxCounters::kBlockFrames;
+    if (block != block_) {
+      flush_block();
+      block_ = block;
+    }
+    ++block_frames_;
   }
   std::uint64_t errs = pattern_check(h.sample_tick * h.channels, frame + kFrameHeaderBytes, words, fmt);
   if (errs) counter_add(c_.pattern_errors, errs);
@@ -80,6 +86,21 @@ void RxChecker::flush() {
   counter_add(c_.payload_bytes_received, payload_bytes_);
   c_.last_frame_ns.store(last_ns_, std::memory_order_relaxed);
   frames_ = samples_ = payload_bytes_ = 0;
+  flush_block();
+  counter_max(c_.seq_end, expected_seq_);
+}
+
+void RxChecker::flush_block() {
+  if (block_frames_ && block_ < RxCounters::kMaxBlocks) counter_add(c_.block_received[block_], block_frames_);
+  block_frames_ = 0;
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> block_counts(const RxCounters& c) {
+  const std::uint64_t end = counter_get(c.seq_end), n = RxCounters::kBlockFrames;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (std::uint64_t b = 0; b < RxCounters::kMaxBlocks && b * n < end; ++b)
+    out.emplace_back(counter_get(c.block_received[b]), std::min(n, end - b * n));
+  return out;
 }
 
 void RxChecker::on_idle(std::uint64_t now, std::uint64_t idle_timeout_ns) {
@@ -92,6 +113,8 @@ void RxChecker::on_idle(std::uint64_t now, std::uint64_t idle_timeout_ns) {
 
 nlohmann::json counters_json(const RxCounters& c) {
   auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  nlohmann::json blocks = nlohmann::json::array();  // [received, sent] per block
+  for (const auto& [received, sent] : block_counts(c)) blocks.push_back({received, sent});
   return {
       {"frames_received", g(c.frames_received)},
       {"samples_received", g(c.samples_received)},
@@ -114,6 +137,8 @@ nlohmann::json counters_json(const RxCounters& c) {
       {"latency_max_ns", c.latency.max()},
       {"latency_count", c.latency.count()},
       {"eob_received", c.eob_received.load(std::memory_order_relaxed)},
+      {"block_frames", RxCounters::kBlockFrames},
+      {"blocks", blocks},
   };
 }
 

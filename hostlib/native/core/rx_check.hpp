@@ -2,6 +2,7 @@
 // side: sequence (gaps, duplicates, reordering), pattern, latency, gaps in time.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -24,7 +25,18 @@ struct RxCounters {
   C first_frame_ns{0}, last_frame_ns{0}, longest_gap_ns{0};
   std::atomic<bool> eob_received{false};
   LatencyHistogram latency;
+  // Frames received per block of kBlockFrames sequence numbers (block b holds seq
+  // [b * kBlockFrames, (b + 1) * kBlockFrames)), each frame once (not its duplicates),
+  // for the first kMaxBlocks blocks; seq_end is the highest seq seen + 1, so a block's
+  // sent count is what of it lies below seq_end. The lab's "received per 100 000".
+  static constexpr std::uint64_t kBlockFrames = 100'000;
+  static constexpr std::size_t kMaxBlocks = 1024;
+  std::array<C, kMaxBlocks> block_received{};
+  C seq_end{0};
 };
+
+// Received / sent per block: (received, sent) for every block below seq_end (at most kMaxBlocks).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> block_counts(const RxCounters& c);
 
 // The counters as the stats keys of docs/architecture.md (frames_received, ...,
 // latency_p50_ns, eob_received): one spelling for the host RxStream and the
@@ -65,6 +77,7 @@ class RxChecker {
  private:
   static constexpr std::uint64_t kNone = ~std::uint64_t(0);
 
+  void flush_block();
   static constexpr unsigned kFlushFrames = 64;
   RxCounters& c_;
   std::uint64_t frames_ = 0, samples_ = 0, payload_bytes_ = 0;  // not yet flushed
@@ -77,6 +90,7 @@ class RxChecker {
   std::uint64_t geometry_key_ = 0, words_ = 0, ticks_ = 0;
   std::uint64_t expected_seq_ = 0;
   std::uint64_t expected_tick_ = 0;
+  std::uint64_t block_ = 0, block_frames_ = 0;  // the current block and its frames not yet flushed
   bool any_ = false;
   std::uint64_t last_activity_ns_ = 0;
 };

@@ -4,12 +4,18 @@
 // underrun; stalls of 5-30 ms are common on a shared VM), but never more than half
 // of what the link holds (the device's socket buffer, or its ring), which would turn
 // the lead itself into loss. Called per batch, never per sample.
+// TxPacer::Datagrams (transport.pacing) spaces the datagrams of a UDP send one by one,
+// below the timer's resolution: it sleeps for the bulk of a wait and spins on the clock
+// for the last kSpinNs (a sleep here wakes ~50 us late at best).
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 
+#include "hilrig/core/clock.hpp"
 #include "hilrig/core/config.hpp"
+#include "hilrig/core/histogram.hpp"
 
 namespace hilrig {
 
@@ -42,6 +48,69 @@ class TxPacer {
   std::uint64_t due_ns(std::uint64_t sent) const {
     return sent + 1 <= lead_ ? t0_ : t0_ + std::uint64_t(double(sent + 1 - lead_) / units_per_ns_);
   }
+
+  // How wait_until reached its deadline.
+  enum class Wait { none, spun, slept };
+  static constexpr std::uint64_t kSpinNs = 60'000;  // spin for the last this much: sleeps overshoot by ~50 us
+  // Returns at or after t_ns: sleeps until kSpinNs before t_ns when it is further
+  // away, then spins on the clock with a pause instruction.
+  static Wait wait_until(std::uint64_t t_ns) {
+    std::uint64_t now = now_ns();
+    if (now >= t_ns) return Wait::none;
+    Wait how = Wait::spun;
+    if (t_ns - now > kSpinNs) {
+      sleep_until_ns(t_ns - kSpinNs);
+      how = Wait::slept;
+    }
+    while (now_ns() < t_ns) pause();
+    return how;
+  }
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
+  // Per-datagram pacing of one sender: gap (idle after each send returns), period or
+  // rate (send start to send start, on a fixed schedule that restarts instead of
+  // bursting when the sender fell a whole period behind). Records the achieved
+  // period (send start to send start) in a histogram. One writer thread.
+  class Datagrams {
+   public:
+    Datagrams(const PacingSpec& p, std::uint32_t datagram_bytes) : gap_(p.gap_ns), period_(p.period_for(datagram_bytes)) {}
+    bool active() const { return gap_ || period_; }
+    // Waits until the next datagram may go; returns its send start.
+    std::uint64_t before_send() {
+      std::uint64_t now = now_ns();
+      if (started_) {
+        const Wait w = wait_until(gap_ ? last_end_ + gap_ : due_);
+        if (w != Wait::none) now = now_ns();
+        if (w != Wait::none) (w == Wait::slept ? slept_ : spun_).fetch_add(1, std::memory_order_relaxed);
+        periods_.record(now - last_start_);
+      } else {
+        due_ = now;
+      }
+      started_ = true;
+      last_start_ = now;
+      due_ += period_;
+      if (due_ < now) due_ = now + period_;  // a whole period late: a fresh schedule, not a burst
+      return now;
+    }
+    // The send of the datagram started by before_send() returned at end_ns.
+    void after_send(std::uint64_t end_ns) { last_end_ = end_ns; }
+    const LatencyHistogram& periods() const { return periods_; }
+    std::uint64_t waits_slept() const { return slept_.load(std::memory_order_relaxed); }
+    std::uint64_t waits_spun() const { return spun_.load(std::memory_order_relaxed); }
+
+   private:
+    std::uint64_t gap_, period_;
+    bool started_ = false;
+    std::uint64_t due_ = 0, last_start_ = 0, last_end_ = 0;
+    std::atomic<std::uint64_t> slept_{0}, spun_{0};  // read by stats() on another thread
+    LatencyHistogram periods_;
+  };
 
  private:
   double units_per_ns_;

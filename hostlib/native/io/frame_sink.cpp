@@ -7,7 +7,7 @@
 
 namespace hilrig {
 
-FrameSink::FrameSink(const StreamConfig& cfg) : cfg_(cfg) {
+FrameSink::FrameSink(const StreamConfig& cfg) : cfg_(cfg), pacing_(cfg.transport.pacing, cfg.frame_bytes) {
   if (cfg_.transport.kind == TransportKind::usb)
     throw std::invalid_argument("FrameSink: transport usb is streamed by a UsbEngine (hostlib._native.UsbStream), not a socket or ring");
   if (cfg_.transport.kind == TransportKind::shm) {
@@ -22,7 +22,7 @@ FrameSink::FrameSink(const StreamConfig& cfg) : cfg_(cfg) {
   }
   sock_ = UdpSocket::connect_to(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
   max_len_ = cfg_.frame_bytes;
-  sender_ = UdpSender(sock_.fd(), max_len_, cfg_.transport.gso);
+  sender_ = UdpSender(sock_.fd(), max_len_, cfg_.transport.gso && !pacing_.active());
   // At most ~1 MiB in one batch.
   cap_ = std::clamp<unsigned>((1u << 20) / max_len_, 1, 512);
   buf_.resize(std::size_t(cap_) * max_len_ + 64);
@@ -55,6 +55,18 @@ unsigned FrameSink::flush(std::uint64_t deadline_ns, const std::atomic<bool>* st
     return n;
   }
   const bool equal = std::exchange(equal_, true);
+  if (pacing_.active()) {
+    for (unsigned i = 0; i < n; ++i) {
+      ptrs_[i] = at(i);
+      finish_frame(at(i), cfg_.crc, pacing_.before_send());
+      const unsigned sent = send_with_retry(sock_, 1, deadline_ns, stop, &error_, [&](unsigned, bool* busy, int* err) {
+        return unsigned(udp_send_batch(sock_.fd(), ptrs_.data() + i, lens_.data() + i, 1, busy, err));
+      });
+      pacing_.after_send(now_ns());
+      if (!sent) return i;
+    }
+    return n;
+  }
   const std::uint64_t ts = now_ns();
   for (unsigned i = 0; i < n; ++i) finish_frame(at(i), cfg_.crc, ts);
   if (equal)

@@ -10,7 +10,9 @@
 //     unsigned sent = sink.flush(deadline_ns);        // 0: lost (error() says why)
 //   batches (TxStream): up to batch_capacity() acquire/commit pairs, one flush.
 // Ring frames are stamped (send time, CRC when the stream has it) at commit, UDP
-// frames with one send time at flush, just before they leave.
+// frames with one send time at flush, just before they leave. A paced UDP stream
+// (transport.pacing) sends its datagrams one by one, each stamped when its pacer
+// lets it go (no GSO: a super-packet would leave as one burst).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -20,6 +22,7 @@
 
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/config.hpp"
+#include "hilrig/core/tx_pacer.hpp"
 #include "hilrig/io/shm_ring.hpp"
 #include "hilrig/io/udp.hpp"
 
@@ -62,6 +65,8 @@ class FrameSink {
   // Frames one flush carries (UDP: the batch buffer; a ring takes any number).
   unsigned batch_capacity() const { return cap_; }
   bool gso_active() const { return sender_.gso_active(); }
+  // Per-datagram pacing (inactive unless transport.pacing is set): achieved periods.
+  const TxPacer::Datagrams& pacing() const { return pacing_; }
   const std::string& buffer_warning() const { return sock_.buffer_warning(); }
 
   // Room for the next frame: a ring slot (waiting up to timeout_ns for one) or the
@@ -80,6 +85,7 @@ class FrameSink {
   StreamConfig cfg_;
   UdpSocket sock_;
   UdpSender sender_;
+  TxPacer::Datagrams pacing_;
   std::unique_ptr<ShmProducer> ring_;
   std::uint32_t max_len_ = 0;
   unsigned cap_ = 0, n_ = 0;

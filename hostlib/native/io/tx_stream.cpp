@@ -78,6 +78,12 @@ nlohmann::json TxStream::stats() const {
           {"start_ns", g(c_.start_ns)},               {"last_send_ns", g(c_.last_send_ns)},
           {"thread_cpu_ns", cpu_ns},
           {"gso", sink_.gso_active()},
+          // Per-datagram pacing (transport.pacing): the achieved period, send start to send start.
+          {"pacing_period_p50_ns", sink_.pacing().periods().percentile(0.50)},
+          {"pacing_period_p99_ns", sink_.pacing().periods().percentile(0.99)},
+          {"pacing_period_count", sink_.pacing().periods().count()},
+          {"pacing_waits_slept", sink_.pacing().waits_slept()},
+          {"pacing_waits_spun", sink_.pacing().waits_spun()},
           {"warnings", sink_.buffer_warning().empty() ? nlohmann::json::array() : nlohmann::json::array({sink_.buffer_warning()})}};
 }
 

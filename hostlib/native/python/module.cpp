@@ -12,6 +12,7 @@
 #include "hilrig/core/fault_plan.hpp"
 #include "hilrig/core/frame.hpp"
 #include "hilrig/core/pattern.hpp"
+#include "hilrig/core/rx_check.hpp"
 #include "hilrig/io/shm_ring.hpp"
 #include "hilrig/io/streams.hpp"
 
@@ -81,7 +82,8 @@ PYBIND11_MODULE(_native, m) {
                       {"rate_sps", d::kRateSps}, {"master_clock_hz", d::kMasterClockHz}, {"host", d::kHost},
                       {"usb_link", d::kUsbLink}, {"usb_transfer_bytes", d::kUsbTransferBytes},
                       {"usb_transfers", d::kUsbTransfers}, {"fault_keys", keys},
-                      {"ring_publish", hilrig::ring_publish_name(d::kRingPublish)}, {"ring_publish_names", publish_names}});
+                      {"ring_publish", hilrig::ring_publish_name(d::kRingPublish)}, {"ring_publish_names", publish_names},
+                      {"block_frames", hilrig::RxCounters::kBlockFrames}});
   }, "Every default of the stream config (docs/architecture.md \"Stream config\").");
   m.def("default_stream_config", [](const std::string& kind, std::uint32_t frame_bytes) {
     return from_json(hilrig::to_json(hilrig::default_stream_config(kind_of(kind), frame_bytes)));

@@ -173,7 +173,7 @@ class RadioRxAccount {
 inline nlohmann::json rx_counters_json(const RadioRxCounters& c) {
   nlohmann::json j = counters_json(c);
   if (!c.sequence_measured.load(std::memory_order_relaxed))
-    for (const char* key : {"seq_errors", "missing_frames", "dropped_samples", "duplicate_frames", "reordered_frames"})
+    for (const char* key : {"seq_errors", "missing_frames", "dropped_samples", "duplicate_frames", "reordered_frames", "blocks"})
       j[key] = nullptr;
   if (!c.pattern_measured.load(std::memory_order_relaxed)) j["pattern_errors"] = nullptr;
   j["late_commands"] = counter_get(c.late_commands);

@@ -217,6 +217,7 @@ json SimDevice::stats() const {
   for (const char* k : {"frames_received", "samples_received", "seq_errors", "missing_frames", "dropped_samples",
                         "duplicate_frames", "reordered_frames", "pattern_errors", "malformed_frames"})
     s[std::string("tx_") + k] = tx_ ? tx[k] : json(0);
+  s["tx_blocks"] = tx_ ? tx["blocks"] : json::array();  // [received, sent] per 100 000 seq
   // What the device's sample clock consumed, and when that was true (TX throughput).
   const PlayoutClock::Played played = playout_ ? playout_->played() : PlayoutClock::Played{};
   s["tx_samples_played"] = played.samples;

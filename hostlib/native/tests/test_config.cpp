@@ -195,3 +195,23 @@ TEST(Config, ResolveNamesTheKeyItRefuses) {
   bad.channels = 0;  // a config built in code is checked too
   EXPECT_NE(error_of([&] { hilrig::resolve_stream_config(bad); }).find("channels"), std::string::npos);
 }
+
+TEST(Config, PacingTakesOneKeyAndTurnsGsoOff) {
+  const auto c = hilrig::resolve_stream_config(json{{"frame_bytes", 1430},
+                                                    {"transport", {{"kind", "udp"}, {"pacing", {{"gap_ns", 4000}, {"period_ns", 0}, {"rate_bps", 0}}}}}});
+  EXPECT_EQ(c.transport.pacing.gap_ns, 4000u);
+  EXPECT_FALSE(c.transport.gso);  // a paced stream sends one datagram per call
+  EXPECT_EQ(hilrig::to_json(c)["transport"]["pacing"]["gap_ns"], 4000);
+  EXPECT_TRUE(hilrig::resolve_stream_config(json{{"transport", {{"kind", "udp"}}}}).transport.gso);  // unpaced: as given
+  const std::string two = error_of([] {
+    hilrig::pacing_from_json(json{{"gap_ns", 4000}, {"period_ns", 13000}, {"rate_bps", 0}}, "t.pacing");
+  });
+  EXPECT_NE(two.find("t.pacing: gives more than one"), std::string::npos) << two;
+  EXPECT_NE(error_of([] { hilrig::pacing_from_json(json{{"gap_ns", 1}, {"period_ns", 0}}, "p"); }).find("p.rate_bps: is missing"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { hilrig::pacing_from_json(json{{"gap", 1}}, "p"); }).find("p.gap: is not a pacing key"),
+            std::string::npos);
+  hilrig::PacingSpec rate;
+  rate.rate_bps = 880'000'000;
+  EXPECT_EQ(rate.period_for(1430), 13000u);  // 1430 B * 8 / 880 Mbit/s
+}

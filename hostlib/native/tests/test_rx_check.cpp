@@ -132,7 +132,33 @@ TEST(RxCheck, CountersJsonHasEveryDocumentedKey) {
                         "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "overruns",
                         "pattern_errors", "timeouts", "first_frame_ns", "last_frame_ns", "longest_gap_ns",
                         "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "latency_count",
-                        "eob_received"})
+                        "eob_received", "block_frames", "blocks"})
     EXPECT_TRUE(j.contains(k)) << k;
-  EXPECT_EQ(j.size(), 21u);
+  EXPECT_EQ(j.size(), 23u);
+}
+
+// The lab's table: received / sent per block of 100 000 sequence numbers, each frame
+// once (a duplicate does not count twice, a late frame counts in its own block).
+TEST(RxCheck, BlocksCountReceivedAndSentPer100kSeq) {
+  Rig r;
+  const std::uint64_t n = RxCounters::kBlockFrames;
+  for (std::uint64_t s = 0; s < n + n / 2; ++s) {
+    if (s < n && s % 1000 == 7) continue;            // block 0: 100 lost
+    if (s >= n && s % 10 == 3) continue;             // block 1: every 10th lost
+    r.feed(s);
+    if (s == n + 20) r.feed(n + 20);                 // a duplicate
+  }
+  r.feed(n + 13);                                    // a late frame of block 1
+  r.feed(7);                                         // very late, still received: block 0
+  r.check.flush();
+  const auto b = hilrig::block_counts(r.c);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].second, n);
+  EXPECT_EQ(b[1].second, n / 2);                     // sent so far: up to the highest seq seen
+  EXPECT_EQ(b[1].first, n / 2 - n / 20 + 1);
+  const auto j = hilrig::counters_json(r.c);
+  EXPECT_EQ(j["block_frames"], n);
+  EXPECT_EQ(j["blocks"][1][0], b[1].first);
+  EXPECT_EQ(b[0].first, n - 100 + 1);
+  EXPECT_EQ(j["blocks"][0][0], b[0].first);
 }
