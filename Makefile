@@ -20,6 +20,9 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-numpy
 # make bench (hilrig-bench spsc): Boost.Lockfree's spsc_queue, the ring's outside peer.
 APT_PACKAGES += libboost-dev
+# Lab places whose cases run on their rig host over ssh (docs/scale-out.md); the tests run
+# a real sshd on 127.0.0.1 as that rig host.
+APT_PACKAGES += openssh-server openssh-client
 
 .PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 

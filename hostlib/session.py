@@ -48,6 +48,7 @@ from .rig.inventory import Rig
 from .selection import Selection
 
 if TYPE_CHECKING:   # the lab's gRPC client is imported only by a run that asks for a place
+    from .lab.remote import RigHost
     from .lab.reserve import HeldPlace
 
 __all__ = ["RunSession"]
@@ -139,7 +140,8 @@ class RunSession:
         self.held_place = held
         self.rig = dataclasses.replace(self.rig, name=held.rig_name, devices=held.devices)
         self.say(f"hilrig lab: place {held.name} on {held.rig_host} held as {held.holder} "
-                 f"after {held.waited_s:.1f} s")
+                 f"after {held.waited_s:.1f} s"
+                 + (f"; its cases run on {held.runs_on}" if held.runs_on is not None else ""))
 
     @property
     def place_name(self) -> str | None:
@@ -290,6 +292,9 @@ class RunSession:
             kind = ErrorKind.CONFIG if isinstance(self.place_error, ConfigError) else ErrorKind.INFRASTRUCTURE
             return self.record(self.error_result(case, started, kind, str(self.place_error)))
         log.debug("case %s (%s) on device %s", case.test_name, case.location, case.device)
+        runs_on = self.held_place.runs_on if self.held_place is not None else None
+        if runs_on is not None:
+            return self.record(self._run_on(runs_on, case, started, progress))
         try:
             # run_case turns every device, rig and set-up problem into the verdict itself;
             # what escapes it is a bug: recorded as an ERROR, then raised for the front-end.
@@ -301,6 +306,18 @@ class RunSession:
                                           f"internal: {type(exc).__name__}: {exc}"))
             raise
         return self.record(result)
+
+    def _run_on(self, host: RigHost, case: Case, started: str,
+                progress: Callable[[dict[str, float]], None] | None) -> CaseResult:
+        """The case run by the place's rig host (hostlib.lab.remote); a host that gives no
+        result is an ERROR naming it, with where it keeps what it measured."""
+        from .lab.remote import RemoteCaseError
+
+        try:
+            return host.run_case(case, self._opened()[0], require_devices=self.require_devices,
+                                 progress=progress, say=self.say)
+        except RemoteCaseError as exc:
+            return self.error_result(case, started, exc.kind, str(exc))
 
     def record(self, result: CaseResult) -> CaseResult:
         """Save a result to the outbox and evidence. A result that cannot be saved is an

@@ -9,14 +9,21 @@ A loopback lab (hostlib.lab.local: a real coordinator and a hilrig exporter on
   its case (the case's start + its time_to_first_sample_s, against the launch time);
 * the place run with the default lease (90 s: no heartbeat within a short run) and
   with a 0.6 s lease (a heartbeat every 0.1 s): the whole run's wall time, which is
-  what the lease and heartbeat add.
+  what the lease and heartbeat add;
+* (as root, with an OpenSSH server) the same place exported with `--ssh` to a rig host
+  on loopback (hostlib.lab.local.LocalSshd): launch -> first sample when the case runs
+  on the rig host, against the place run here.
 
 The medians are shown with their ratio; nothing here is a pass/fail test.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
+import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,18 +32,19 @@ import time
 from pathlib import Path
 
 from .._installed import packaged_executable
-from ..lab.local import LocalLab, write_sim_case, write_sim_rig
+from ..lab.local import LocalLab, LocalSshd, write_sim_case, write_sim_rig
+from ..lab.place import RunsOn
 from .record import BenchRow
 
 Row = tuple[str, str, str, str, str, str, str]
 
 
-def _run(command: list[str], cwd: Path, evidence: Path) -> tuple[float, float]:
+def _run(command: list[str], cwd: Path, evidence: Path, env: dict[str, str] | None = None) -> tuple[float, float]:
     """(launch -> first sample, launch -> exit) in seconds, from one `hilrig run`."""
     before = set(evidence.glob("*.json"))
     launched = _dt.datetime.now(_dt.UTC)
     t0 = time.monotonic()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
     wall_s = time.monotonic() - t0
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} exited {done.returncode}: {done.stdout[-1500:]}")
@@ -58,16 +66,25 @@ def rows(repeats: int) -> list[tuple[Row, BenchRow]]:
         rig = write_sim_rig(root / "rig.yaml", "bench-lab", sim, root)
         evidence = root / "evidence"
         evidence.mkdir()
-        with LocalLab(root / "lab") as lab:
-            lab.add_place("bench", rig, exporter="bench-ex")
+        sshd = LocalSshd(root / "sshd") if _can_run_sshd() else None
+        with LocalLab(root / "lab") as lab, sshd or contextlib.nullcontext():
+            lab.add_place("bench", rig, exporter="bench-ex", tags={"via": "here"})
             lab.wait_for("bench", available=True)
-            local = [sys.executable, "-m", "hostlib", "run", str(root / "cases"), "--rig", str(rig)]
-            placed = [*local, "--coordinator", lab.address, "--place-tags", "driver=sim"]
+            local = [sys.executable, "-m", "hostlib", "run", "cases", "--rig", str(rig)]
+            placed = [*local, "--coordinator", lab.address, "--place-tags", "driver=sim,via=here"]
             beating = [*placed, "--lease", "0.6"]
-            samples: dict[str, list[tuple[float, float]]] = {"local": [], "place": [], "beating": []}
+            runs: dict[str, tuple[list[str], dict[str, str] | None]] = {
+                "local": (local, None), "place": (placed, None), "beating": (beating, None)}
+            if sshd is not None:
+                lab.add_place("bench-ssh", rig, exporter="bench-ssh-ex", tags={"via": "ssh"},
+                              runs_on=RunsOn(sshd.alias, shlex.join([sys.executable, "-m", "hostlib"]), str(root)))
+                lab.wait_for("bench-ssh", available=True)
+                runs["ssh"] = ([*local, "--coordinator", lab.address, "--place", "bench-ssh"],
+                               {**os.environ, "HILRIG_SSH_CONFIG": str(sshd.ssh_config)})
+            samples: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
             for _ in range(repeats):
-                for name, command in (("local", local), ("place", placed), ("beating", beating)):
-                    samples[name].append(_run(command, root, evidence))
+                for name, (command, env) in runs.items():
+                    samples[name].append(_run(command, root, evidence, env))
 
     def med(name: str, index: int) -> float:
         return statistics.median(s[index] for s in samples[name])
@@ -75,6 +92,13 @@ def rows(repeats: int) -> list[tuple[Row, BenchRow]]:
     first_place, first_local = med("place", 0), med("local", 0)
     wall_beat, wall_quiet = med("beating", 1), med("place", 1)
     n = f"median of {repeats}"
+    ssh_rows = []
+    if "ssh" in samples:
+        first_ssh = med("ssh", 0)
+        ssh_rows = [(("lab: launch -> first sample, on the rig host (ssh)", "1 case", f"{first_ssh:.2f} s", "-",
+                      f"place run here ({n})", f"{first_place:.2f} s", f"{first_ssh / first_place:.2f}"),
+                     BenchRow("lab: launch -> first sample, on the rig host (ssh)", 0, peer="place run here",
+                              ratio=first_ssh / first_place, rig_s=first_ssh, peer_s=first_place))]
     return [
         (("lab: launch -> first sample", "1 case", f"{first_place:.2f} s", "-", f"plain local run ({n})",
           f"{first_local:.2f} s", f"{first_place / first_local:.2f}"),
@@ -84,4 +108,10 @@ def rows(repeats: int) -> list[tuple[Row, BenchRow]]:
           f"{wall_quiet:.2f} s", f"{wall_beat / wall_quiet:.2f}"),
          BenchRow("lab: run wall, heartbeat 0.1 s", 0, peer="no heartbeat", ratio=wall_beat / wall_quiet,
                   rig_s=wall_beat, peer_s=wall_quiet)),
+        *ssh_rows,
     ]
+
+
+def _can_run_sshd() -> bool:
+    """A rig host on loopback needs root (sshd switches users) and the OpenSSH server."""
+    return os.geteuid() == 0 and os.access(shutil.which("sshd") or "/usr/sbin/sshd", os.X_OK)

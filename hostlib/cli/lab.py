@@ -1,6 +1,6 @@
 """`hilrig lab ...`: many rigs, one lab (docs/scale-out.md).
 
-    hilrig lab exporter-config rigs/b210.yaml --place b210-1 -o exporter.yaml
+    hilrig lab exporter-config rigs/b210.yaml --place b210-1 [--ssh hilrig@righost1] -o exporter.yaml
     hilrig lab register rigs/b210.yaml --place b210-1 --exporter righost1
     hilrig lab exporter -c COORDINATOR:20408 -n righost1 exporter.yaml
     hilrig lab status              # places, holders, what is unavailable
@@ -54,7 +54,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     cfg.add_argument("--devices", help="comma-separated aliases (default: every device of the rig)")
     cfg.add_argument("--probe-interval", type=float, default=1.0, metavar="S",
                      help="ask the driver whether each device is attached at most every S seconds (default 1)")
+    cfg.add_argument("--ssh", metavar="DEST",
+                     help="runs on this place execute on this host: clients reach it with `ssh DEST` "
+                          "([user@]host or a Host of their ssh config; keys, never a password)")
+    cfg.add_argument("--hilrig", metavar="CMD", default="",
+                     help="with --ssh: the command that runs hilrig here (default: this Python -m hostlib)")
+    cfg.add_argument("--checkout", metavar="DIR", default="",
+                     help="with --ssh: the checkout case files are found in (default: the working directory)")
     cfg.add_argument("-o", "--output", help="write here (default: standard output)")
+
+    rc = lsub.add_parser("run-case", help="run one case here for a client that holds the place "
+                                          "(what a client runs over ssh; JSON lines on stdout)")
+    rc.add_argument("--rig", required=True, help="the rig file here")
+    rc.add_argument("--run-id", required=True, help="the client's run id")
+    rc.add_argument("--file", required=True, help="the case file, relative to this checkout")
+    rc.add_argument("--sha256", default="", help="refuse a case file that differs from the client's")
+    rc.add_argument("--case", required=True, help="the case's test name, with its [sweep point]")
+    rc.add_argument("--require-devices", action="store_true")
 
     reg = lsub.add_parser("register", help="create the place on the coordinator, match its exporter's devices, "
                                           "tag it with what they offer (idempotent)")
@@ -96,6 +112,10 @@ def lab_command(args: argparse.Namespace) -> int:
     cmd = args.lab_command
     if cmd == "exporter-config":
         return _exporter_config(args)
+    if cmd == "run-case":
+        from ..lab.remote import run_case_here
+
+        return run_case_here(args.rig, args.run_id, args.file, args.sha256, args.case, args.require_devices)
     if cmd == "nightly":
         from ..lab.nightly import NightlyOptions, read_places_file, run_nightly
 
@@ -147,10 +167,16 @@ def _devices(text: str | None) -> list[str]:
 
 def _exporter_config(args: argparse.Namespace) -> int:
     from ..lab.exporter import exporter_config
+    from ..lab.place import RunsOn
     from ..rig import load_rig, resolve_rig_path
 
+    if (args.hilrig or args.checkout) and not args.ssh:
+        print("hilrig lab exporter-config: --hilrig and --checkout go with --ssh", file=sys.stderr)
+        return 2
+    runs_on = RunsOn(args.ssh, args.hilrig, str(Path(args.checkout).resolve()) if args.checkout else "") \
+        if args.ssh else None
     text = exporter_config(load_rig(resolve_rig_path(args.rig)), args.place, _devices(args.devices),
-                           args.probe_interval)
+                           args.probe_interval, runs_on)
     if args.output:
         Path(args.output).write_text(text)
         print(f"wrote {args.output}", file=sys.stderr)

@@ -29,7 +29,7 @@ from ruamel.yaml import YAML
 from .._exceptions import ConfigError, ConfigIssue
 from ..drivers.probe import probe_device
 from ..rig.inventory import DeviceEntry, Rig, load_rig
-from .place import RESOURCE_CLASS, ExportedDevice
+from .place import RESOURCE_CLASS, ExportedDevice, RunsOn
 
 __all__ = ["exporter_config", "main", "place_matches"]
 
@@ -83,10 +83,12 @@ def register() -> None:
     labgrid_exporter.exports[RESOURCE_CLASS] = HilrigDeviceExport
 
 
-def exporter_config(rig: Rig, place: str, devices: Sequence[str] = (), probe_interval_s: float = 1.0) -> str:
+def exporter_config(rig: Rig, place: str, devices: Sequence[str] = (), probe_interval_s: float = 1.0,
+                    runs_on: RunsOn | None = None) -> str:
     """The labgrid exporter YAML for a rig file: one group named after the place, one
-    HilrigDevice per device (all the rig's, or those named). No credentials: a rig file
-    has none, and only the rig path and what the devices offer are written."""
+    HilrigDevice per device (all the rig's, or those named); with `runs_on`, the place's
+    cases run on this rig host over SSH (hostlib.lab.remote). No credentials: a rig file
+    has none, and only the rig path, what the devices offer and the ssh destination are written."""
     aliases = list(devices) or sorted(rig.devices)
     unknown = [a for a in aliases if a not in rig.devices]
     if unknown:
@@ -94,7 +96,7 @@ def exporter_config(rig: Rig, place: str, devices: Sequence[str] = (), probe_int
                                       f"(the rig has {', '.join(sorted(rig.devices))})"))
     rig_file = str(Path(rig.file).resolve())
     group = {alias: {"cls": RESOURCE_CLASS,
-                     **ExportedDevice.of(rig_file, rig.devices[alias], probe_interval_s).params()}
+                     **ExportedDevice.of(rig_file, rig.devices[alias], probe_interval_s, runs_on).params()}
              for alias in aliases}
     out = StringIO()
     # labgrid renders the file with Jinja2 first: "#" starts a statement there, "##" a comment.

@@ -10,6 +10,8 @@ loopback only.
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import signal
 import socket
 import subprocess
@@ -23,9 +25,9 @@ from .._process import stop_process
 from ..rig.inventory import load_rig
 from .coordinator import LabClient
 from .exporter import exporter_config, place_matches
-from .place import Capabilities, ExportedDevice
+from .place import Capabilities, ExportedDevice, RunsOn
 
-__all__ = ["LocalLab", "free_port", "write_sim_case", "write_sim_rig"]
+__all__ = ["LocalLab", "LocalSshd", "free_port", "write_sim_case", "write_sim_rig"]
 
 # A short RX case on a simulator place (tests, bench): 1 MS/s over UDP.
 SIM_CASE = """\
@@ -158,13 +160,14 @@ class LocalLab:
         proc.wait()
 
     def add_place(self, place: str, rig_file: Path, *, exporter: str, tags: dict[str, str] | None = None,
-                  wait: bool = True) -> Path:
+                  wait: bool = True, runs_on: RunsOn | None = None) -> Path:
         """Write the exporter config of a rig file's devices, start its exporter, and
         create and tag the place on the coordinator (what `hilrig lab exporter-config`,
-        `hilrig lab exporter` and `hilrig lab register` do)."""
+        `hilrig lab exporter` and `hilrig lab register` do). `runs_on`: the place's cases
+        run on that rig host over SSH (a LocalSshd's, on loopback)."""
         rig = load_rig(rig_file)
         config = self.workdir / f"exporter-{exporter}.yaml"
-        config.write_text(exporter_config(rig, place, probe_interval_s=0.25))
+        config.write_text(exporter_config(rig, place, probe_interval_s=0.25, runs_on=runs_on))
         self.start_exporter(exporter, config, wait=wait)
         caps = Capabilities.of(ExportedDevice.of(str(Path(rig.file).resolve()), d) for d in rig.devices.values())
         with self.client() as lab:
@@ -202,3 +205,78 @@ class LocalLab:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+
+@dataclass
+class LocalSshd:
+    """A rig host on loopback: a real OpenSSH server on 127.0.0.1 (a free port) with a host
+    key and one client key of its own, made in `workdir`. Clients use `ssh_config`
+    ($HILRIG_SSH_CONFIG) and the destination `alias`; the host key is known beforehand,
+    so nothing is accepted blindly. Needs root (sshd switches to the user) and the
+    openssh-server package."""
+
+    workdir: Path
+    port: int = field(default_factory=free_port)
+    alias: str = "righost-loopback"
+    proc: _Proc | None = None
+
+    @property
+    def ssh_config(self) -> Path:
+        return self.workdir / "ssh_config"
+
+    def start(self) -> None:
+        sshd = shutil.which("sshd") or "/usr/sbin/sshd"
+        if not os.access(sshd, os.X_OK):
+            raise LabError("no OpenSSH server here (Debian package openssh-server)")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        keys = {name: self.workdir / name for name in ("host_key", "client_key")}
+        for key in keys.values():
+            if not key.exists():
+                subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True,
+                               stdin=subprocess.DEVNULL)
+        (self.workdir / "authorized_keys").write_text(Path(f"{keys['client_key']}.pub").read_text())
+        host_public = Path(f"{keys['host_key']}.pub").read_text().split()
+        (self.workdir / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {host_public[0]} {host_public[1]}\n")
+        Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)   # its privilege separation directory
+        config = self.workdir / "sshd_config"
+        config.write_text(f"""\
+Port {self.port}
+ListenAddress 127.0.0.1
+HostKey {keys['host_key']}
+AuthorizedKeysFile {self.workdir / 'authorized_keys'}
+PidFile {self.workdir / 'sshd.pid'}
+StrictModes no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+LogLevel VERBOSE
+""")
+        user = pwd.getpwuid(os.getuid()).pw_name
+        self.ssh_config.write_text(f"""\
+Host {self.alias}
+    HostName 127.0.0.1
+    Port {self.port}
+    User {user}
+    IdentityFile {keys['client_key']}
+    IdentitiesOnly yes
+    UserKnownHostsFile {self.workdir / 'known_hosts'}
+    StrictHostKeyChecking yes
+""")
+        log = self.workdir / "sshd.log"
+        with log.open("ab") as out:
+            proc = subprocess.Popen([sshd, "-D", "-e", "-f", str(config)], stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)
+        self.proc = _Proc(proc, log)
+        _wait_for_line(proc, log, f"listening on 127.0.0.1 port {self.port}".encode(), START_TIMEOUT_S)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc.proc, STOP_TIMEOUT_S)
+            self.proc = None
+
+    def __enter__(self) -> LocalSshd:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

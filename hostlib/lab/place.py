@@ -18,6 +18,8 @@ from __future__ import annotations
 import enum
 import os
 import re
+import shlex
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
@@ -30,7 +32,7 @@ from ..rig.images import load_images, manifest_path
 from ..rig.inventory import DeviceEntry
 from ..units import format_quantity, parse_quantity
 
-__all__ = ["CAPABILITY_KEYS", "RESOURCE_CLASS", "Capabilities", "ExportedDevice", "PlaceRequest", "Term",
+__all__ = ["CAPABILITY_KEYS", "RESOURCE_CLASS", "Capabilities", "ExportedDevice", "PlaceRequest", "RunsOn", "Term",
            "parse_place_tags"]
 
 # The labgrid resource class of a hilrig device (exporter config, place matches).
@@ -86,9 +88,15 @@ class ExportedDevice(BaseModel):
     directions: Names
     firmware: str = ""                    # image@version (firmware_image); "" when none is known
     probe_interval_s: float = Field(default=1.0, gt=0)
+    # Where runs open the device (hostlib.lab.remote): "" runs where the client is; else
+    # the ssh destination of the rig host, the hilrig command and the checkout there.
+    ssh: str = ""
+    hilrig: str = ""
+    checkout: str = ""
 
     @classmethod
-    def of(cls, rig_file: str, entry: DeviceEntry, probe_interval_s: float = 1.0) -> ExportedDevice:
+    def of(cls, rig_file: str, entry: DeviceEntry, probe_interval_s: float = 1.0,
+           runs_on: RunsOn | None = None) -> ExportedDevice:
         transports = list(entry.transports)
         if isinstance(entry.args, UsbArgs):
             transports.append("usb3" if entry.args.speed == "super" else "usb2")
@@ -97,14 +105,30 @@ class ExportedDevice(BaseModel):
             radio = str(entry.args.get("type") or entry.args.get("driver") or entry.driver)
         return cls(rig=rig_file, device=entry.alias, driver=entry.driver, radio=radio, channels=entry.channels,
                    max_rate_sps=entry.max_rate_sps, transports=tuple(transports), directions=entry.directions,
-                   firmware=firmware_image(entry), probe_interval_s=probe_interval_s)
+                   firmware=firmware_image(entry), probe_interval_s=probe_interval_s,
+                   **(runs_on.params() if runs_on is not None else {}))
 
     def params(self) -> dict[str, str | int | float]:
         """The labgrid resource parameters (scalars only)."""
         return {"rig": self.rig, "device": self.device, "driver": self.driver, "radio": self.radio,
                 "channels": self.channels, "max_rate_sps": self.max_rate_sps,
                 "transports": ",".join(self.transports), "directions": ",".join(self.directions),
-                "firmware": self.firmware, "probe_interval_s": self.probe_interval_s}
+                "firmware": self.firmware, "probe_interval_s": self.probe_interval_s,
+                **({"ssh": self.ssh, "hilrig": self.hilrig, "checkout": self.checkout} if self.ssh else {})}
+
+
+@dataclass(frozen=True)
+class RunsOn:
+    """A rig host that runs its place's cases itself (exporter-config --ssh): how a client
+    reaches it and runs hilrig there. Defaults are the exporting host's own."""
+
+    ssh: str                   # [user@]host or a Host of the lab's ssh config; never a password
+    hilrig: str = ""           # default: this interpreter, `python -m hostlib`
+    checkout: str = ""         # default: the working directory
+
+    def params(self) -> dict[str, str]:
+        return {"ssh": self.ssh, "hilrig": self.hilrig or shlex.join([sys.executable, "-m", "hostlib"]),
+                "checkout": self.checkout or os.getcwd()}
 
 
 def exported_device(params: Mapping[str, object], where: str) -> ExportedDevice:

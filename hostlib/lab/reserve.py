@@ -13,11 +13,13 @@ the place's name and the plain tags asked for), so labgrid's own queue decides w
 is next on each place; the first allocated wins and the others are cancelled. The
 lease is written, the place acquired and checked again: a place whose exporter left
 between allocation and acquisition is released, skipped, and the reservation retried
-without it. Past the deadline the run gets PlaceUnavailable naming the holder, since
-when, and our queue position.
+without it, as is one whose rig host (hostlib.lab.remote) cannot be reached. Past
+the deadline the run gets PlaceUnavailable naming the holder, since when, and our
+queue position.
 """
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ from ..rig.inventory import DeviceEntry, Rig, load_rig
 from .coordinator import CALL_TIMEOUT_S, LabClient, PlaceState, ReservationView, Scheduling
 from .lease import HEARTBEATS_PER_LEASE, Heartbeat, lease_of, new_lease
 from .place import Capabilities, PlaceRequest, exported_device
+from .remote import RemoteCaseError, RigHost
 
 __all__ = ["HeldPlace", "hold_place", "place_devices"]
 
@@ -46,6 +49,7 @@ class HeldPlace:
     waited_s: float
     heartbeat: Heartbeat
     tags: dict[str, str] = field(default_factory=dict)   # the place's labgrid tags
+    runs_on: RigHost | None = None   # the rig host that runs the cases; None: this host
     released: bool = False
     problems: list[str] = field(default_factory=list)
 
@@ -83,19 +87,29 @@ class HeldPlace:
             self.heartbeat.say(line)
 
 
-def place_devices(place: PlaceState) -> tuple[str, dict[str, DeviceEntry]]:
-    """The rig-file devices a place's resources name: (rig name, devices by alias)."""
+def place_devices(place: PlaceState) -> tuple[str, dict[str, DeviceEntry], RigHost | None]:
+    """The rig-file devices a place's resources name: (rig name, devices by alias, the rig
+    host that runs the cases when its exporter says so). A rig host's rig files are read
+    there (RemoteCaseError when it cannot be reached)."""
+    exported = [exported_device(r.params, f"place {place.name}: {r.exporter}/{r.name}") for r in place.devices]
+    hosts = {(d.ssh, d.hilrig, d.checkout) for d in exported}
+    if len(hosts) > 1:
+        raise LabError(f"place {place.name}: its devices name different rig hosts "
+                       f"({', '.join(sorted(h[0] or 'here' for h in hosts))}); a place is one rig host's")
+    ssh, hilrig, checkout = hosts.pop() if hosts else ("", "", "")
+    host = RigHost(ssh, tuple(shlex.split(hilrig)), checkout, {d.device: d.rig for d in exported}) if ssh else None
     rigs: dict[str, Rig] = {}
     devices = {}
-    for resource in place.devices:
-        exported = exported_device(resource.params, f"place {place.name}: {resource.exporter}/{resource.name}")
-        rig = rigs.get(exported.rig) or rigs.setdefault(exported.rig, load_rig(exported.rig))
-        if exported.device not in rig.devices:
-            raise LabError(f"place {place.name}: rig file {exported.rig} has no device {exported.device!r} "
-                           f"(its exporter {resource.exporter} publishes it)")
-        devices[exported.device] = rig.devices[exported.device]
+    for device in exported:
+        if device.rig not in rigs:
+            rigs[device.rig] = host.fetch_rig(device.rig) if host is not None else load_rig(device.rig)
+        rig = rigs[device.rig]
+        if device.device not in rig.devices:
+            raise LabError(f"place {place.name}: rig file {device.rig} has no device {device.device!r} "
+                           f"(its exporter publishes it)")
+        devices[device.device] = rig.devices[device.device]
     names = sorted({rig.name for rig in rigs.values()})
-    return "+".join(names), devices
+    return "+".join(names), devices, host
 
 
 def capabilities(place: PlaceState) -> Capabilities:
@@ -198,11 +212,17 @@ def _take(lab: LabClient, request: PlaceRequest, place: PlaceState, run_id: str,
             lab.release(place.name, from_holder=lab.holder)
             heartbeat.clear()
             return why or f"held by {now.holder} after acquiring"
-        rig_name, devices = place_devices(now)
+        try:
+            rig_name, devices, rig_host = place_devices(now)
+        except RemoteCaseError as exc:   # its rig host cannot be reached: as an exporter that left
+            lab.release(place.name, from_holder=lab.holder)
+            heartbeat.clear()
+            return str(exc)
         heartbeat.start()
         return HeldPlace(lab=lab, name=place.name, holder=lab.holder,
                          exporters=tuple(sorted({r.exporter for r in now.resources})), devices=devices,
-                         rig_name=rig_name, waited_s=time.monotonic() - started, heartbeat=heartbeat, tags=now.tags)
+                         rig_name=rig_name, waited_s=time.monotonic() - started, heartbeat=heartbeat, tags=now.tags,
+                         runs_on=rig_host)
     except BaseException:
         # Acquired but not yet handed over (Ctrl-C lands here as readily as anywhere): no
         # one else knows to release it, so release it now, then let the exception go on.

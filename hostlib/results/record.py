@@ -146,6 +146,21 @@ class CaseResult:
             device_versions=dict(self.device_versions),
         )
 
+    @classmethod
+    def from_record(cls, record: ResultRecord, case: Case) -> CaseResult:
+        """The result a record holds, for `case` (the case it was made of, as this host
+        resolved it): what a run on another host sent back (hostlib.lab.remote)."""
+        return cls(
+            case=case, rig_name=record.rig_name, device=record.device, driver=record.driver,
+            run_id=record.run_id, started_utc=record.started_utc, ended_utc=record.ended_utc,
+            verdict=record.verdict, message=record.message, metrics=_floats(record.metrics),
+            thresholds=list(record.thresholds), series=[_floats(row) for row in record.series],
+            error=record.error, error_kind=record.error_kind, steps=list(record.steps),
+            blocks=list(record.blocks), warnings=list(record.warnings),
+            legs={leg: _floats(m) for leg, m in record.legs.items()}, failed=list(record.failed),
+            marginal=list(record.marginal), place=record.place, rig_host=record.rig_host,
+            device_versions=dict(record.device_versions))
+
     def to_dict(self) -> dict[str, JsonValue]:
         """The record as JSON-ready data (what the evidence file holds for this case)."""
         return self.to_record().model_dump(mode="json")
@@ -154,6 +169,11 @@ class CaseResult:
 def finite_values(values: Mapping[str, float]) -> MetricValues:
     """Metric values as JSON holds them: NaN and inf become None."""
     return {k: (float(v) if math.isfinite(v) else None) for k, v in values.items()}
+
+
+def _floats(values: MetricValues) -> dict[str, float]:
+    """finite_values undone: null (a NaN or inf when written) is NaN again."""
+    return {k: (math.nan if v is None else float(v)) for k, v in values.items()}
 
 
 def case_record(case: Case) -> CaseRecord:
