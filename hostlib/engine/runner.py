@@ -29,6 +29,7 @@ from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
 from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
+from ..transports.config import UdpTransport
 from . import measure
 from .search import run_search
 from .silence import SilenceWatch, watched_poll
@@ -87,7 +88,7 @@ def _over_link(case: Case, ends: LinkEnds) -> Case:
     """The case as the driver runs it across an emulated link: the host receiver listens
     on the link's host address (in its namespace), where the device sends."""
     transport = case.stream.transport
-    if not hasattr(transport, "host"):   # validation keeps links to udp
+    if not isinstance(transport, UdpTransport):   # validation keeps links to udp
         raise ConfigError(f"{case.location}: link: transport {transport.kind} does not cross a network")
     stream = dataclasses.replace(case.stream, transport=dataclasses.replace(transport, host=ends.host_addr))
     return dataclasses.replace(case, stream=stream)
@@ -278,7 +279,8 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     result.metrics, result.legs = measure.measure_legs(
         case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
     if link is not None and case.link is not None and link0 is not None and link1 is not None:
-        result.metrics.update(link_metrics(case.link, link0, link1, (window_end.taken_ns - window_start.taken_ns) / 1e9))
+        window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
+        result.metrics.update(link_metrics(case.link, link0, link1, window_s))
     result.warnings = measure.host_warnings(final)
     result.blocks = measure.blocks(case, final)
     overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)
