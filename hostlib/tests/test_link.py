@@ -210,3 +210,65 @@ def test_after_a_kill_9_of_the_run_the_janitor_leaves_nothing(tmp_path: Path) ->
     assert dev_ns not in list_netns() and host_ns not in list_netns()
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     assert f"hl{proc.pid}." not in links
+
+
+LAN_CASE = """
+    name: across the link
+    device: dut
+    direction: rx
+    format: sc8
+    master_clock: 100 MHz
+    decimation: 100
+    transport: {kind: udp, frame_bytes: 1430}
+    link: {rate: 50 Mbit/s, delay: 5 ms, seed: 2}
+    duration: %s
+    thresholds:
+      pattern_errors: "== 0"
+      link_delay_p50: ">= 5 ms"
+"""
+
+
+def _our_netns() -> list[str]:
+    return [n for n in list_netns() if n.startswith(f"hilrig-{os.getpid()}-")]
+
+
+def test_a_sim_case_runs_across_the_link_with_the_link_metrics(write_case, sim_rig) -> None:
+    from hostlib.engine import run_case
+
+    (case,) = write_case(LAN_CASE % "1 s")
+    result = run_case(case, sim_rig, run_id="link-test")
+    assert result.verdict.passed, result.message
+    m = result.metrics
+    assert m["link_configured_rate_Bps"] == 50e6 / 8
+    assert m["link_configured_delay_s"] == 0.005
+    assert m["link_packets_in"] > 0 and m["link_dropped_loss"] == 0
+    assert m["link_delay_p50_s"] >= 0.005
+    # The frames' own latency (send time to receive) includes the link's delay.
+    assert m["latency_p50_s"] >= 0.005
+    assert result.link is not None and result.link["realisation"] in ("hilrig-link", "netem")
+    assert _our_netns() == []
+
+
+def test_a_killed_emulator_mid_case_is_an_infrastructure_error_naming_it(write_case, sim_rig) -> None:
+    from hostlib.engine import run_case
+    from hostlib.results.record import ErrorKind, Verdict
+    from hostlib.tests.conftest import child_pids
+
+    (case,) = write_case(LAN_CASE % "10 s")
+    box: dict = {}
+    worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="link-kill")))
+    worker.start()
+    deadline = time.monotonic() + 10
+    pids: list[int] = []
+    while not pids and time.monotonic() < deadline:
+        time.sleep(0.05)
+        pids = child_pids("hilrig-link")
+    assert pids, "hilrig-link never started"
+    time.sleep(1.5)
+    os.kill(pids[0], signal.SIGKILL)
+    worker.join(30)
+    assert not worker.is_alive(), "the run hung after the emulator died"
+    result = box["r"]
+    assert result.verdict is Verdict.ERROR and result.kind is ErrorKind.INFRASTRUCTURE, result.message
+    assert "hilrig-link" in (result.error or "") and "SIGKILL" in (result.error or "")
+    assert _our_netns() == [] and child_pids("hilrig-link") == [] and child_pids("hilrig-sim") == []
