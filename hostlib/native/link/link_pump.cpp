@@ -16,6 +16,7 @@ namespace {
 constexpr std::uint64_t kIdleWaitNs = 100'000'000;  // the longest sleep: stop() is seen within this
 constexpr unsigned kReadBatch = 64;                  // reads per round before due packets are looked at again
 constexpr std::size_t kMaxPacket = 65536;
+constexpr std::size_t kSpareBuffers = 4096;          // kept for reuse at most
 }  // namespace
 
 LinkPump::LinkPump(int fd_in, int fd_out, const LinkSpec& spec) : in_(fd_in), out_(fd_out), model_(spec) {}
@@ -42,6 +43,7 @@ nlohmann::json LinkPump::stats() const {
 
 void LinkPump::run() {
   std::vector<unsigned char> buf(kMaxPacket);
+  std::vector<std::vector<unsigned char>> spare;   // buffers of packets written, reused: no malloc per packet
   LinkModel::Packet pkt;
   try {
     while (!stop_.load(std::memory_order_relaxed)) {
@@ -49,6 +51,7 @@ void LinkPump::run() {
       while (model_.pop_due(now, pkt)) {
         // A TUN write hands the packet to the peer namespace's stack; it does not block.
         if (::write(out_, pkt.data.data(), pkt.size) != ssize_t(pkt.size)) counter_add(write_errors_);
+        if (spare.size() < kSpareBuffers) spare.push_back(std::move(pkt.data));
       }
       unsigned got = 0;
       for (; got < kReadBatch; ++got) {
@@ -58,7 +61,13 @@ void LinkPump::run() {
           throw std::runtime_error(std::string("read from the link's input: ") + std::strerror(errno));
         }
         if (n == 0) break;
-        model_.offer(now_ns(), std::vector<unsigned char>(buf.begin(), buf.begin() + n), std::uint32_t(n));
+        std::vector<unsigned char> data;
+        if (!spare.empty()) {
+          data = std::move(spare.back());
+          spare.pop_back();
+        }
+        data.assign(buf.begin(), buf.begin() + n);
+        model_.offer(now_ns(), std::move(data), std::uint32_t(n));
       }
       in_flight_.store(model_.in_flight(), std::memory_order_relaxed);
       if (got) continue;
