@@ -20,6 +20,8 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-numpy
 # make bench (hilrig-bench spsc): Boost.Lockfree's spsc_queue, the ring's outside peer.
 APT_PACKAGES += libboost-dev
+# Cases with `link:` (docs/long-link.md): namespaces, TUN addresses and tc via iproute2's ip/tc.
+APT_PACKAGES += iproute2
 
 .PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 

@@ -162,6 +162,9 @@ class SimDriver(Driver):
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         self.case = case
         sim_cfg = sim_config(case, self.device.fifo_frames)
+        if self.link is not None:
+            # The simulator listens (TX) at its own end of the link; RX goes to rx_dest.
+            sim_cfg["transport"] = {**sim_cfg["transport"], "host": self.link.device_addr}
         cfg = stream_config(case)
         kind, direction = case.transport.kind, case.direction
         self._direction = direction

@@ -126,9 +126,6 @@ def _link_spec(m: CaseModel) -> tuple[LinkSpec | None, list[Err]]:
     if m.transport.kind != "udp":
         errs.append((("link",), f"a link carries a network transport (udp); transport {m.transport.kind} "
                      "never leaves the host"))
-    if m.direction != "rx":
-        errs.append((("link",), f"a link case runs direction rx (the device streams to the host across "
-                     f"the link); {m.direction} across the link is not supported yet"))
     if m.host != "native":
         errs.append((("link",), "a link case needs host: native (the host receiver runs in the link's "
                      "host namespace)"))

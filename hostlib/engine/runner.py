@@ -23,7 +23,7 @@ from .._exceptions import (
 from ..counters import Snapshot, counter
 from ..drivers import Driver, driver_class
 from ..dsl.case import DEFAULT_TIMEOUT_MARGIN_S, Case
-from ..link.report import link_metrics
+from ..link.report import data_side, link_metrics
 from ..link.session import LinkEnds, LinkSession
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
@@ -280,7 +280,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
     if link is not None and case.link is not None and link0 is not None and link1 is not None:
         window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
-        result.metrics.update(link_metrics(case.link, link0, link1, window_s))
+        result.metrics.update(link_metrics(case.link, link0, link1, window_s, data_side(case.direction)))
     result.warnings = measure.host_warnings(final)
     result.blocks = measure.blocks(case, final)
     overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)

@@ -1,12 +1,13 @@
 """What the link did, as case metrics (registered in hostlib.metrics): the emulator's
-report over the measured window beside what the case configured. The `up` direction
-is the one the stream's frames cross (device -> host)."""
+report over the measured window beside what the case configured, for the direction
+the case's frames cross: `down` (host -> device) for a tx case, else `up` (device ->
+host: rx, and the returning stream of loopback and rx+tx)."""
 from __future__ import annotations
 
 from .emulator import DirectionStats, LinkStats
-from .spec import LinkSpec
+from .spec import LinkSide, LinkSpec
 
-__all__ = ["LINK_COUNTERS", "link_metrics"]
+__all__ = ["LINK_COUNTERS", "data_side", "link_metrics"]
 
 # The emulator's counters -> metric names (differences over the window).
 LINK_COUNTERS = {
@@ -21,16 +22,22 @@ def _count(d: DirectionStats, key: str) -> float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
-def link_metrics(spec: LinkSpec, start: LinkStats, end: LinkStats, window_s: float) -> dict[str, float]:
-    """Configured and delivered figures of the up direction. start/end: the emulator's
+def data_side(direction: str) -> LinkSide:
+    """The link direction a case's frames cross (the one its metrics report)."""
+    return "down" if direction == "tx" else "up"
+
+
+def link_metrics(spec: LinkSpec, start: LinkStats, end: LinkStats, window_s: float,
+                 side: LinkSide = "up") -> dict[str, float]:
+    """Configured and delivered figures of one direction. start/end: the emulator's
     stats at the window's start and end ({} on netem: the configured figures alone)."""
-    up = spec.up
+    d = spec.direction(side)
     out = {
-        "link_configured_rate_Bps": up.rate_bps / 8,
-        "link_configured_delay_s": up.delay_s,
-        "link_configured_loss": up.expected_loss,
+        "link_configured_rate_Bps": d.rate_bps / 8,
+        "link_configured_delay_s": d.delay_s,
+        "link_configured_loss": d.expected_loss,
     }
-    s0, s1 = start.get("up"), end.get("up")
+    s0, s1 = start.get(side), end.get(side)
     if s0 is None or s1 is None:
         return out
     for key, name in LINK_COUNTERS.items():

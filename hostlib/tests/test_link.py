@@ -215,10 +215,10 @@ def test_after_a_kill_9_of_the_run_the_janitor_leaves_nothing(tmp_path: Path) ->
 LAN_CASE = """
     name: across the link
     device: dut
-    direction: rx
+    direction: %s
     format: sc8
     master_clock: 100 MHz
-    decimation: 100
+    %s: 100
     transport: {kind: udp, frame_bytes: 1430}
     link: {rate: 50 Mbit/s, delay: 5 ms, seed: 2}
     duration: %s
@@ -232,10 +232,12 @@ def _our_netns() -> list[str]:
     return [n for n in list_netns() if n.startswith(f"hilrig-{os.getpid()}-")]
 
 
-def test_a_sim_case_runs_across_the_link_with_the_link_metrics(write_case, sim_rig) -> None:
+@pytest.mark.parametrize("direction", ["rx", "tx", "loopback"])
+def test_a_sim_case_runs_across_the_link_with_the_link_metrics(write_case, sim_rig, direction: str) -> None:
     from hostlib.engine import run_case
 
-    (case,) = write_case(LAN_CASE % "1 s")
+    divider = "interpolation" if direction == "tx" else "decimation"
+    (case,) = write_case(LAN_CASE % (direction, divider, "1 s"))
     result = run_case(case, sim_rig, run_id="link-test")
     assert result.verdict.passed, result.message
     m = result.metrics
@@ -243,8 +245,10 @@ def test_a_sim_case_runs_across_the_link_with_the_link_metrics(write_case, sim_r
     assert m["link_configured_delay_s"] == 0.005
     assert m["link_packets_in"] > 0 and m["link_dropped_loss"] == 0
     assert m["link_delay_p50_s"] >= 0.005
-    # The frames' own latency (send time to receive) includes the link's delay.
-    assert m["latency_p50_s"] >= 0.005
+    # The frames' own latency (send time to receive) includes the link's delay: once,
+    # and twice for loopback (host -> device -> host).
+    if direction != "tx":
+        assert m["latency_p50_s"] >= (0.010 if direction == "loopback" else 0.005)
     assert result.link is not None and result.link["realisation"] in ("hilrig-link", "netem")
     assert _our_netns() == []
 
@@ -254,7 +258,7 @@ def test_a_killed_emulator_mid_case_is_an_infrastructure_error_naming_it(write_c
     from hostlib.results.record import ErrorKind, Verdict
     from hostlib.tests.conftest import child_pids
 
-    (case,) = write_case(LAN_CASE % "10 s")
+    (case,) = write_case(LAN_CASE % ("rx", "decimation", "10 s"))
     box: dict = {}
     worker = threading.Thread(target=lambda: box.setdefault("r", run_case(case, sim_rig, run_id="link-kill")))
     worker.start()
@@ -270,5 +274,6 @@ def test_a_killed_emulator_mid_case_is_an_infrastructure_error_naming_it(write_c
     assert not worker.is_alive(), "the run hung after the emulator died"
     result = box["r"]
     assert result.verdict is Verdict.ERROR and result.kind is ErrorKind.INFRASTRUCTURE, result.message
-    assert "hilrig-link" in (result.error or "") and "SIGKILL" in (result.error or "")
-    assert _our_netns() == [] and child_pids("hilrig-link") == [] and child_pids("hilrig-sim") == []
+    assert "hilrig-link" in (result.error or "") and "SIGKILL" in (result.error or ""), result.error
+    left = (_our_netns(), child_pids("hilrig-link"), child_pids("hilrig-sim"))
+    assert left == ([], [], []), left
