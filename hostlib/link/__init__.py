@@ -6,4 +6,5 @@ netns      network namespaces: create, enter (setns), remove, and the janitor fo
 emulator   hilrig-link, the user-space emulator between two namespaces over TUN
 netem      the kernel realisation (tc netem + tbf on a veth pair): detection and commands
 session    one link for one case: namespaces, the chosen realisation, teardown on every path
+report     what the link did, as case metrics
 """
