@@ -23,6 +23,8 @@ APT_PACKAGES += libboost-dev
 # Lab places whose cases run on their rig host over ssh (docs/scale-out.md); the tests run
 # a real sshd on 127.0.0.1 as that rig host.
 APT_PACKAGES += openssh-server openssh-client
+# Cases with `link:` (docs/long-link.md): namespaces, TUN addresses and tc via iproute2's ip/tc.
+APT_PACKAGES += iproute2
 
 .PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 

@@ -14,14 +14,18 @@
     │   │   ├── PlaceUnavailable   no place could be reserved within the deadline: names the
     │   │   │                      holder, since when, and the queue position
     │   │   └── RigHostError       a place's rig host (ssh) gave no result: names the host
+    │   ├── LinkError          the emulated link failed: hilrig-link died or refused, a namespace
+    │   │                      could not be made (the message names hilrig-link)
     │   ├── ResultServerError  the result server (InfluxDB) did not take or give results;
     │   │   │                  whatever was measured stays in the outbox
     │   │   ├── InfluxSetupError   configured wrongly: secret, credentials, database/bucket
     │   │   ├── InfluxUnavailable  unreachable, timed out, 5xx or 429: try again later
     │   │   └── InfluxRejected     the server refused the data itself (other 4xx): never retried
     │   └── DeviceAbsent       the rig has no device that can run the case -> SKIP
-    │       └── DeviceNotAttached  the rig lists the device but it is not there (unplugged,
-    │                              switched off): SKIP, or ERROR (device) when devices are required
+    │       ├── DeviceNotAttached  the rig lists the device but it is not there (unplugged,
+    │       │                      switched off): SKIP, or ERROR (device) when devices are required
+    │       └── LinkUnavailable    this host cannot emulate the case's link (no root, no
+    │                              /dev/net/tun) -> SKIP with that reason
     └── DeviceError            the device (or simulator) failed or vanished mid-run
         └── DeviceSilent       ... went silent mid-run for longer than the silence bound
 
@@ -132,6 +136,11 @@ class RigHostError(LabError):
     it measured."""
 
 
+class LinkError(InfrastructureError):
+    """The emulated link between the device and the host failed (hostlib.link): the
+    emulator died or refused, or its namespaces could not be made."""
+
+
 class ResultServerError(InfrastructureError):
     """The result server did not take (or give back) results. Nothing measured is lost:
     the outbox keeps every file that was not accepted."""
@@ -174,3 +183,8 @@ class DeviceSilent(DeviceError):
 
 class DeviceNotAttached(DeviceAbsent):
     """The rig file lists the device, but the driver cannot find it on this host."""
+
+
+class LinkUnavailable(DeviceAbsent):
+    """This host cannot emulate the case's link (no root, no /dev/net/tun, no `ip`);
+    the case is skipped with the reason."""

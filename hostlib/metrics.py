@@ -85,6 +85,31 @@ _METRICS = [
            "all directions together (rx+tx: both)", ("max_throughput_bytes_per_s", "max_throughput")),
     Metric("search_divider", "count", "rate search: the decimation/interpolation of max_rate_sps (0: none held)"),
     Metric("search_steps", "count", "rate search: runs made (steps and confirmations)"),
+    # An emulated link (docs/long-link.md): configured beside delivered, for the direction the
+    # case's frames cross (tx: down, host -> device; else up), over the measured window;
+    # delays over the whole run.
+    Metric("link_configured_rate_Bps", "data_rate", "link: the configured rate of the data direction "
+           "(IP packet bytes per second; 0 = unlimited)"),
+    Metric("link_configured_delay_s", "time", "link: the configured one-way delay of the data direction"),
+    Metric("link_configured_loss", "ratio", "link: the configured loss probability of the data direction "
+           "(Bernoulli and the Gilbert-Elliott chain's long-run rate together)"),
+    Metric("link_packets_in", "count", "link: packets that entered the data direction"),
+    Metric("link_packets_out", "count", "link: packets the data direction delivered (duplicates included)"),
+    Metric("link_bytes_out", "count", "link: IP packet bytes the data direction delivered"),
+    Metric("link_dropped_queue", "count", "link: packets dropped by the full drop-tail queue"),
+    Metric("link_dropped_loss", "count", "link: packets dropped by the loss model (random and bursts)"),
+    Metric("link_duplicated", "count", "link: packets the link sent twice"),
+    Metric("link_reordered", "count", "link: packets delivered ahead of an earlier one"),
+    Metric("link_loss_ratio", "ratio", "link: link_dropped_loss / link_packets_in (delivered loss)"),
+    Metric("link_rate_Bps", "data_rate", "link: IP packet bytes per second the data direction delivered "
+           "over the window", ("link_rate",)),
+    Metric("link_delay_p50_s", "time", "link: median packet delay through the data direction, in to out "
+           "(queueing included)", ("link_delay_p50",)),
+    Metric("link_delay_p99_s", "time", "link: 99th percentile packet delay through the data direction",
+           ("link_delay_p99",)),
+    Metric("link_delay_max_s", "time", "link: largest packet delay through the data direction", ("link_delay_max",)),
+    Metric("link_late_p99_s", "time", "link: 99th percentile of how late the emulator wrote a packet after "
+           "its due time (its own timing error)", ("link_late_p99",)),
 ]
 
 # Thresholds used by the engine to call a lossy run host-limited (docs/performance.md).

@@ -102,6 +102,18 @@ GR USRP RX 1 MS/s
     [Tags]    device:usrp    transport:usb    direction:rx    gnuradio    uhd
     Run Hilrig Case
 
+link LAN RX UDP 67 Mbit/s over 100 Mbit/s 10 ms
+    [Tags]    device:dut    transport:udp    direction:rx    long-link    link
+    Run Hilrig Case
+
+link WAN RX UDP with random loss
+    [Tags]    device:dut    transport:udp    direction:rx    long-link    link
+    Run Hilrig Case
+
+link LAN TX UDP 67 Mbit/s over 100 Mbit/s 10 ms
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    link
+    Run Hilrig Case
+
 Loopback UDP 10 MS/s
     [Tags]    device:dut    transport:udp    direction:loopback    smoke
     Run Hilrig Case

@@ -13,7 +13,9 @@ soapyremote (that alone), gnuradio (gr-hilrig beside GNU Radio's own blocks,
 hostlib/bench/gnuradio.py), usb (the USB engine over the simulated links and umockdev),
 rtl (RTL in the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py), lab
 (`hilrig run --place-tags` on a loopback labgrid lab beside a plain local run:
-launch to first sample, and the lease heartbeat's cost, hostlib/bench/lab.py).
+launch to first sample, and the lease heartbeat's cost, hostlib/bench/lab.py), link
+(hilrig-link carrying 1430-byte datagrams both ways at once against its configured
+rate and timing, hostlib/bench/link.py; root).
 
 Environment (each the default of its option): BENCH_ONLY=udp,shm (--only),
 BENCH_LONG=1 (--long), BENCH_CONFIRM_S (--confirm-s), BENCH_REPEATS (--repeats);
@@ -242,7 +244,8 @@ def fmt_rate(fps: float, size: int) -> str:
     return f"{fps * size / 1e9:6.2f} GB/s  {fps / 1e3:8.1f} kf/s"
 
 
-GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl", "lab")
+GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl", "lab",
+          "link")
 DEFAULT_GROUPS = tuple(g for g in GROUPS if g != "soapyremote")   # soapy runs the SoapyRemote rows too
 
 
@@ -467,6 +470,10 @@ def main(argv: list[str] | None = None) -> int:
         from .lab import rows as lab_rows
         for lab_row, lab_data in lab_rows(repeats):
             add(*lab_row, data=lab_data)
+    if "link" in only:
+        from .link import rows as link_rows
+        for link_row, link_data in link_rows(window_s):
+            add(*link_row, data=link_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)

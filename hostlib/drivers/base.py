@@ -11,9 +11,10 @@ import abc
 from collections.abc import Callable
 from typing import ClassVar, TypeVar
 
-from .._exceptions import ConfigError
+from .._exceptions import ConfigError, LinkUnavailable
 from ..counters import Snapshot
 from ..dsl.case import Case
+from ..link.session import LinkEnds
 from ..rig.args import DeviceArgs
 from ..rig.inventory import DeviceEntry
 from ..rig.probe import Found, Probe
@@ -70,6 +71,13 @@ class Driver(abc.ABC):
             raise ConfigError(f"device {self.device.alias!r}: the {self.name} driver takes {kind.__name__}, "
                               f"the entry has {type(args).__name__}")
         return args
+
+    def place_on_link(self, ends: LinkEnds) -> None:
+        """Before open(): run the device side in ends.device_netns and the host side in
+        ends.host_netns (an emulated link joins them, docs/long-link.md). A driver that
+        cannot says why (the case SKIPs)."""
+        raise LinkUnavailable(f"the {self.name} driver cannot run a case across an emulated link "
+                              "(the sim driver can: its device side is a process of this host)")
 
     def describe(self) -> str:
         """How the device is named in messages."""

@@ -9,23 +9,19 @@ is the native core, the same code every other driver uses.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import selectors
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
 from .._installed import PACKAGE_DIR, packaged_executable
-from .._process import stop_process
+from .._process import ControlledProcess
 from ..counters import DeviceStats, Snapshot
 from ..dsl.case import Case
+from ..link.netns import entered
+from ..link.session import LinkEnds
 from ..rig.args import SimArgs
 from ..rig.inventory import DeviceEntry
 from ..rig.probe import Found, Probe
@@ -36,7 +32,6 @@ from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, usb
 from .base import Driver, Watchdog, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
-WATCHDOG_PERIOD_S = 0.05   # how often a stream's silence is checked while a control answer is awaited
 
 
 class SimAnswer(TypedDict, total=False):
@@ -75,127 +70,20 @@ def find_sim_binary() -> str:
     )
 
 
-class SimProcess:
-    """One running hilrig-sim and its control channel."""
+class SimProcess(ControlledProcess):
+    """One running hilrig-sim and its control channel; its failures are the device's."""
 
-    def __init__(self, binary: str | None = None, extra_args: list[str] | None = None):
+    def __init__(self, binary: str | None = None, extra_args: list[str] | None = None,
+                 prefix: list[str] | None = None):
+        """prefix: a command the simulator runs under (`ip netns exec <ns>`: the device
+        side of an emulated link); it must exec the simulator, so the pid stays its own."""
         self.binary = binary or find_sim_binary()
-        self._stderr = tempfile.TemporaryFile(mode="w+b")  # noqa: SIM115  the process's, closed in close()
-        try:
-            self.proc = subprocess.Popen(
-                [self.binary, *(extra_args or [])],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-                close_fds=True,
-            )
-        except OSError as exc:
-            raise InfrastructureError(f"cannot start simulator {self.binary}: {exc}") from exc
-        if self.proc.stdin is None or self.proc.stdout is None:  # never: both are PIPEs
-            raise InfrastructureError(f"simulator {self.binary} started without its control pipes")
-        self._stdin, self._stdout = self.proc.stdin, self.proc.stdout
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._stdout, selectors.EVENT_READ)
-        self._buf = b""
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def describe(self) -> str:
-        """How the simulator is named in messages: binary, pid, and its state when it is
-        not running normally (stopped by a signal, a zombie)."""
-        state = ""
-        try:
-            stat = Path(f"/proc/{self.pid}/stat").read_text()
-            state = stat[stat.rindex(")") + 2]
-        except (OSError, ValueError, IndexError):
-            pass
-        how = {"T": ", stopped by a signal", "t": ", stopped by a tracer", "Z": ", a zombie"}.get(state, "")
-        return f"simulator hilrig-sim (pid {self.pid}{how})"
-
-    def describe_exit(self) -> str:
-        code = self.proc.poll()
-        if code is None:
-            return f"simulator hilrig-sim (pid {self.pid}) is still running"
-        if code < 0:
-            try:
-                how = f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                how = f"was killed by signal {-code}"
-        else:
-            how = f"exited with status {code}"
-        self._stderr.seek(0)
-        tail = self._stderr.read()[-400:].decode(errors="replace").strip()
-        return f"simulator hilrig-sim (pid {self.pid}) {how}" + (f"; its last words: {tail}" if tail else "")
+        super().__init__([*(prefix or []), self.binary, *(extra_args or [])], "simulator hilrig-sim", DeviceError,
+                         InfrastructureError)
 
     def request(self, cmd: str, timeout_s: float = CONTROL_TIMEOUT_S,
                 watchdog: Callable[[], None] | None = None, fields: Mapping[str, object] | None = None) -> SimAnswer:
-        """Send one command, wait for its one-line answer; DeviceError if the sim is gone.
-        watchdog: called every WATCHDOG_PERIOD_S while the answer is awaited (it raises
-        DeviceSilent when the stream has gone silent: a stopped simulator answers nothing)."""
-        if self.proc.poll() is not None:
-            raise DeviceError(f"{self.describe_exit()} (before {cmd!r})")
-        line = json.dumps({"cmd": cmd, **(fields or {})}) + "\n"
-        try:
-            self._stdin.write(line.encode())
-            self._stdin.flush()
-        except (BrokenPipeError, OSError):
-            self.proc.wait(timeout=2)
-            raise DeviceError(f"{self.describe_exit()} (while sending {cmd!r})") from None
-        deadline = time.monotonic() + timeout_s
-        while b"\n" not in self._buf:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise DeviceError(f"simulator hilrig-sim (pid {self.pid}) did not answer {cmd!r} "
-                                  f"within {timeout_s:.0f} s")
-            if not self._sel.select(timeout=min(remaining, WATCHDOG_PERIOD_S if watchdog else 0.5)):
-                if self.proc.poll() is not None:
-                    raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
-                if watchdog is not None:
-                    watchdog()
-                continue
-            chunk = os.read(self._stdout.fileno(), 65536)
-            if not chunk:
-                self.proc.wait(timeout=2)
-                raise DeviceError(f"{self.describe_exit()} (waiting for {cmd!r})")
-            self._buf += chunk
-        raw, self._buf = self._buf.split(b"\n", 1)
-        try:
-            answer: SimAnswer = json.loads(raw)
-        except ValueError:
-            raise DeviceError(f"simulator answered {cmd!r} with garbage: {raw[:200]!r}") from None
-        if not isinstance(answer, dict):
-            raise DeviceError(f"simulator answered {cmd!r} with {raw[:200]!r}, not an object")
-        if not answer.get("ok"):
-            raise DeviceError(f"simulator refused {cmd!r}: {answer.get('error', answer)}")
-        return answer
-
-    def close(self) -> None:
-        """Ask politely, then terminate, then kill; always reaps."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                os.kill(self.pid, signal.SIGCONT)  # a stopped simulator could not hear "quit"
-            try:
-                self._stdin.write(b'{"cmd":"quit"}\n')
-                self._stdin.flush()
-            except OSError:
-                pass
-            try:
-                self._stdin.close()
-            except OSError:
-                pass
-            try:
-                self.proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                stop_process(self.proc, 2)
-        self._sel.close()
-        for f in (self._stdin, self._stdout):
-            try:
-                f.close()
-            except OSError:
-                pass
-        self._stderr.close()
+        return cast(SimAnswer, self._request(cmd, timeout_s, watchdog, fields))
 
 
 @register_driver
@@ -217,6 +105,7 @@ class SimDriver(Driver):
         self.case: Case | None = None
         self._hello: SimAnswer = {}
         self._device_stats: DeviceStats = {}   # the simulator's last answered stats
+        self.link: LinkEnds | None = None       # across an emulated link: where each side runs
 
     @classmethod
     def probe(cls) -> Probe:
@@ -246,9 +135,19 @@ class SimDriver(Driver):
     def describe(self) -> str:
         return self.sim.describe() if self.sim is not None else "simulator hilrig-sim"
 
+    def place_on_link(self, ends: LinkEnds) -> None:
+        """The simulator runs in the device's namespace (`ip netns exec`), the host
+        streams' sockets are made in the host's (hostlib.link.netns.entered)."""
+        self.link = ends
+
+    def _host_side(self) -> contextlib.AbstractContextManager[None]:
+        """Where the host streams make their sockets: the link's host namespace, or here."""
+        return entered(self.link.host_netns) if self.link is not None else contextlib.nullcontext()
+
     def open(self) -> None:
         firmware = self.device.firmware   # rtl: the RTL of firmware/rtl as the device core
-        self.sim = SimProcess(self.args.binary, ["--firmware", firmware] if firmware else None)
+        prefix = ["ip", "netns", "exec", self.link.device_netns] if self.link is not None else None
+        self.sim = SimProcess(self.args.binary, ["--firmware", firmware] if firmware else None, prefix)
         self._hello = self.sim.request("hello")
 
     def versions(self) -> dict[str, str]:
@@ -263,6 +162,9 @@ class SimDriver(Driver):
         RxStream (a GNU Radio rig_source, gr_blocks/); the simulator sends RX there."""
         self.case = case
         sim_cfg = sim_config(case, self.device.fifo_frames)
+        if self.link is not None:
+            # The simulator listens (TX) at its own end of the link; RX goes to rx_dest.
+            sim_cfg["transport"] = {**sim_cfg["transport"], "host": self.link.device_addr}
         cfg = stream_config(case)
         kind, direction = case.transport.kind, case.direction
         self._direction = direction
@@ -280,7 +182,8 @@ class SimDriver(Driver):
 
                     self.rx = FlowgraphRx(leg_cfg("rx"), case)
                 else:
-                    self.rx = NativeRx(leg_cfg("rx"), case.location)
+                    with self._host_side():
+                        self.rx = NativeRx(leg_cfg("rx"), case.location)
                 rx_dest = self.rx.endpoint()
                 agreed_endpoint(case.stream, rx_dest, "the host receiver")
             sim_cfg["rx_dest"] = rx_dest
@@ -294,7 +197,8 @@ class SimDriver(Driver):
             if not dest:
                 raise DeviceError(f"simulator gave no TX endpoint for a {kind} {direction} stream")
             agreed_endpoint(case.stream, dest, "the simulator")
-            self.tx = NativeTx({**leg_cfg("tx"), "dest": dest}, case.location)
+            with self._host_side():
+                self.tx = NativeTx({**leg_cfg("tx"), "dest": dest}, case.location)
 
     def _configure_usb(self, case: Case, sim_cfg: SimJson, cfg: StreamJson) -> None:
         """The simulator makes the USB link's shared channel; the host's UsbEngine

@@ -8,6 +8,7 @@ from typing import Literal
 
 from hostlib.dsl.thresholds import Threshold
 from hostlib.dsl.yamlsrc import YamlValue
+from hostlib.link.spec import LinkSpec
 from hostlib.transports.config import Direction, Faults, SampleFormat, StreamConfig, Transport
 
 __all__ = [
@@ -107,6 +108,7 @@ class Case:
     flowgraph: str | None = None      # host: gnuradio: the lab's chain (absolute .grc/.py path[:Class])
     expect_error: ExpectedError | None = None  # the run must end ERROR of this kind; None = a normal case
     search: SearchSpec | None = None  # a rate search case (hostlib.engine.search); None = one run at rate_sps
+    link: LinkSpec | None = None      # an emulated network between device and host (docs/long-link.md)
 
     def __post_init__(self) -> None:
         s = self.stream

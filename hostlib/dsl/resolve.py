@@ -13,9 +13,10 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from hostlib.dsl.case import Case, Requirements, SweepValue, YamlValue
-from hostlib.dsl.schema import CaseModel, TransportModel
+from hostlib.dsl.schema import CaseModel, LinkDirectionModel, LinkModel, TransportModel
 from hostlib.dsl.semantics import Err, at_highest_candidate, search_spec, semantic, semantic_after_repair
 from hostlib.dsl.yamlsrc import pydantic_errors
+from hostlib.link.spec import DEFAULT_QUEUE_BYTES, LinkDirection, LinkSide, LinkSpec
 from hostlib.transports import resolve_faults, resolve_stream, stream_defaults
 from hostlib.transports.config import Json, JsonObject
 from hostlib.transports.usb import usb_transfers
@@ -42,7 +43,8 @@ def resolve_case(data: dict[str, YamlValue], file: str, line: int,
         return None, schema_errs + semantic_after_repair(data, schema_errs)
     checked = semantic(m)
     flowgraph, flowgraph_err = _flowgraph_path(m, file)
-    errs = checked.errors + flowgraph_err
+    link, link_errs = _link_spec(m)
+    errs = checked.errors + flowgraph_err + link_errs
     if errs or checked.divider is None:  # a missing divider is always among the errors
         return None, errs
     search, _ = search_spec(m)
@@ -64,7 +66,7 @@ def resolve_case(data: dict[str, YamlValue], file: str, line: int,
         stream_args=dict(m.stream_args),
         transport_args=dict(m.transport_args.model_dump(exclude_none=True)) if m.transport_args else {},
         transport_given=tuple(k for k in TransportModel.model_fields if k in m.transport.model_fields_set),
-        host=m.host, expect_error=m.expect_error, flowgraph=flowgraph, search=search,
+        host=m.host, expect_error=m.expect_error, flowgraph=flowgraph, search=search, link=link,
     )
     return case, []
 
@@ -96,6 +98,51 @@ def _core_error(message: str, m: CaseModel) -> Err:
             what = f"did you mean '{close[0]}'? {what}" if close else what
         return tuple(parts), what
     return (), message
+
+
+_LINK_KEYS = tuple(LinkDirectionModel.model_fields)
+
+
+def _link_direction(top: LinkModel, own: LinkDirectionModel | None) -> LinkDirection:
+    """One direction: its own keys over the link's top-level ones, in SI (rate in bit/s)."""
+    given = {k: getattr(top, k) for k in _LINK_KEYS if getattr(top, k) is not None}
+    if own is not None:
+        given.update({k: getattr(own, k) for k in _LINK_KEYS if getattr(own, k) is not None})
+    burst = given.get("burst_loss")
+    return LinkDirection(
+        rate_bps=given.get("rate", 0.0) * 8, delay_s=given.get("delay", 0.0), jitter_s=given.get("jitter", 0.0),
+        queue_bytes=given.get("queue", DEFAULT_QUEUE_BYTES), loss=given.get("loss", 0.0),
+        burst_p=burst.p if burst else 0.0, burst_r=burst.r if burst else 1.0,
+        burst_loss_bad=burst.loss_bad if burst else 1.0, burst_loss_good=burst.loss_good if burst else 0.0,
+        reorder=given.get("reorder", 0.0), duplicate=given.get("duplicate", 0.0))
+
+
+def _link_spec(m: CaseModel) -> tuple[LinkSpec | None, list[Err]]:
+    """`link:` as a LinkSpec, or the problems (at the field that causes them)."""
+    top = m.link
+    if top is None:
+        return None, []
+    errs: list[Err] = []
+    if m.transport.kind != "udp":
+        errs.append((("link",), f"a link carries a network transport (udp); transport {m.transport.kind} "
+                     "never leaves the host"))
+    if m.host != "native":
+        errs.append((("link",), "a link case needs host: native (the host receiver runs in the link's "
+                     "host namespace)"))
+    sides: dict[LinkSide, LinkDirectionModel | None] = {"up": top.up, "down": top.down}
+    spec = LinkSpec(up=_link_direction(top, top.up), down=_link_direction(top, top.down),
+                    seed=top.seed if top.seed is not None else 1)
+    for side, own in sides.items():
+        d = spec.direction(side)
+        if d.reorder > 0 and d.delay_s == 0:
+            at = ("link", side, "reorder") if own is not None and own.reorder is not None else ("link", "reorder")
+            errs.append((at, f"reorder needs a delay in the {side} direction: a reordered packet skips the "
+                         "delay and overtakes those in flight (give link.delay)"))
+        if d.jitter_s > d.delay_s:
+            at = ("link", side, "jitter") if own is not None and own.jitter is not None else ("link", "jitter")
+            errs.append((at, f"jitter {d.jitter_s:g} s is more than the {side} delay {d.delay_s:g} s; "
+                         "the delay varies by +- jitter and cannot go below 0"))
+    return spec, errs
 
 
 def _flowgraph_path(m: CaseModel, file: str) -> tuple[str | None, list[Err]]:

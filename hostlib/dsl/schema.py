@@ -19,6 +19,8 @@ __all__ = [
     "MAX_DURATION_S",
     "MAX_FAULTS",
     "MAX_FRAME_BYTES",
+    "MAX_LINK_DELAY_S",
+    "MAX_LINK_RATE_BPS",
     "MAX_MASTER_CLOCK_HZ",
     "MAX_PACING_RATE_BPS",
     "MAX_RATE_SPS",
@@ -27,8 +29,11 @@ __all__ = [
     "MAX_WARMUP_S",
     "MIN_RATE_SPS",
     "SWEEP_KEYS",
+    "BurstLossModel",
     "CaseModel",
     "FaultsModel",
+    "LinkDirectionModel",
+    "LinkModel",
     "PacingModel",
     "TransportModel",
     "int_quantity",
@@ -50,6 +55,8 @@ MAX_BUFFER_BYTES = 1024**3        # socket and device buffers
 MAX_FAULTS = 1_000_000            # per fault kind (the simulator's own bound)
 MAX_SEED = 2**63 - 1              # the simulator takes a signed 64-bit seed
 MAX_PACING_RATE_BPS = 1e12        # the core's bound on transport.pacing.rate_bps
+MAX_LINK_RATE_BPS = 400e9         # link.rate: the fastest Ethernet sold (400 GbE)
+MAX_LINK_DELAY_S = 10.0           # link.delay, link.jitter: a geostationary hop is 0.27 s
 
 
 def quantity(dimension: str, *, require_unit: bool = False, minimum: float | None = None,
@@ -151,6 +158,46 @@ class FaultsModel(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
+Probability = Annotated[float, quantity("ratio", minimum=0, maximum=1)]
+
+
+class BurstLossModel(BaseModel):
+    """link.burst_loss: a Gilbert-Elliott chain (docs/long-link.md): per packet the
+    state moves good -> bad with p and bad -> good with r (mean burst 1/r packets);
+    a packet is lost with loss_bad in the bad state, loss_good in the good one."""
+    model_config = _Strict
+    p: Probability
+    r: Annotated[float, quantity("ratio", minimum=0, exclusive=True, maximum=1)]
+    loss_bad: Probability = 1.0
+    loss_good: Probability = 0.0
+
+
+class LinkDirectionModel(BaseModel):
+    """One direction of `link:` (or both, at its top level): what the emulated network
+    does to each packet (docs/long-link.md)."""
+    model_config = _Strict
+    rate: Annotated[float, quantity("data_rate", require_unit=True, minimum=0, exclusive=True,
+                                    maximum=MAX_LINK_RATE_BPS / 8)] | None = None
+    delay: Annotated[float, quantity("time", require_unit=True, minimum=0, what=" s",
+                                     maximum=MAX_LINK_DELAY_S)] | None = None
+    jitter: Annotated[float, quantity("time", require_unit=True, minimum=0, what=" s",
+                                      maximum=MAX_LINK_DELAY_S)] | None = None
+    queue: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
+    loss: Probability | None = None
+    burst_loss: BurstLossModel | None = None
+    reorder: Probability | None = None
+    duplicate: Probability | None = None
+
+
+class LinkModel(LinkDirectionModel):
+    """`link:` the network between the device and the host. The keys at its top level
+    apply to both directions; `up:` (device -> host) and `down:` (host -> device)
+    override them for one direction."""
+    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED - 1)] | None = None
+    up: LinkDirectionModel | None = None
+    down: LinkDirectionModel | None = None
+
+
 def _scalar(value: object) -> object:
     if value is None or isinstance(value, (dict, list)):
         raise ValueError(f"must be a number, text or true/false, not {_yaml_kind(value)}")
@@ -243,17 +290,22 @@ class CaseModel(BaseModel):
     expect_error: Literal["device", "infrastructure", "config"] | None = None
     # A rate search: the highest rate whose short steps meet the thresholds (docs/dsl.md).
     search: SearchModel | None = None
+    # An emulated network between the device and the host (docs/long-link.md).
+    link: LinkModel | None = None
 
 
 def _sweep_keys() -> list[str]:
     keys = []
     for name in CaseModel.model_fields:
         if name in ("name", "description", "thresholds", "tags", "transport", "faults",
-                    "requires", "stream_args", "transport_args", "search"):
+                    "requires", "stream_args", "transport_args", "search", "link"):
             continue
         keys.append(name)
     keys += [f"transport.{k}" for k in TransportModel.model_fields] + ["transport.frame_size"]
     keys += [f"faults.{k}" for k in FaultsModel.model_fields]
+    keys += [f"link.{k}" for k in LinkModel.model_fields if k not in ("burst_loss", "up", "down")]
+    keys += [f"link.{side}.{k}" for side in ("up", "down") for k in LinkDirectionModel.model_fields
+             if k != "burst_loss"]
     return keys
 
 

@@ -23,10 +23,13 @@ from .._exceptions import (
 from ..counters import Snapshot, counter
 from ..drivers import Driver, driver_class
 from ..dsl.case import DEFAULT_TIMEOUT_MARGIN_S, Case
+from ..link.report import data_side, link_metrics
+from ..link.session import LinkEnds, LinkSession
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
 from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
+from ..transports.config import UdpTransport
 from . import measure
 from .search import run_search
 from .silence import SilenceWatch, watched_poll
@@ -81,6 +84,16 @@ def _lock_for(case: Case, device: DeviceEntry) -> DeviceLock | None:
     return DeviceLock(device, case=case.test_name, timeout_s=timeout_s).acquire()
 
 
+def _over_link(case: Case, ends: LinkEnds) -> Case:
+    """The case as the driver runs it across an emulated link: the host receiver listens
+    on the link's host address (in its namespace), where the device sends."""
+    transport = case.stream.transport
+    if not isinstance(transport, UdpTransport):   # validation keeps links to udp
+        raise ConfigError(f"{case.location}: link: transport {transport.kind} does not cross a network")
+    stream = dataclasses.replace(case.stream, transport=dataclasses.replace(transport, host=ends.host_addr))
+    return dataclasses.replace(case, stream=stream)
+
+
 def _has_data(case: Case, snap: Snapshot) -> bool:
     return all(measure.received_frames(measure.leg_case(case, leg), snap) > 0 for leg in measure.legs_of(case))
 
@@ -121,12 +134,20 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
     )
     driver: Driver | None = None
     lock: DeviceLock | None = None
+    link: LinkSession | None = None
     try:
         if reference:  # a bad $HILRIG_REFERENCE_DURATION is this case's ERROR
             case = result.case = _reference_duration(case)
         device = _check_device(case, rig)
         result.driver = device.driver
         driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
+        run = case
+        if case.link is not None:
+            link = LinkSession(case.link)
+            driver.place_on_link(link.ends)   # a driver that cannot: SKIP before anything is built
+            link.open()                       # no root or no TUN here: SKIP with the reason
+            run = _over_link(case, link.ends)
+            result.link = {"realisation": link.realisation, "why": link.why, **case.link.to_json()}
         lock = _lock_for(case, device)
         try:
             driver.open()
@@ -134,9 +155,9 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
             raise
         except DeviceAbsent as exc:  # a driver's "not found": the listed device is not attached
             raise DeviceNotAttached(str(exc)) from exc
-        driver.configure(case)   # a UHD device opens here: it knows its versions after
+        driver.configure(run)   # a UHD device opens here: it knows its versions after
         result.device_versions = driver.versions()
-        _stream(case, driver, result, progress)
+        _stream(run, driver, result, progress, link)
         judge(case, result)
     except DeviceNotAttached as exc:
         if require_devices:
@@ -148,7 +169,10 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
         result.set_skip(str(exc))
         result.message = summary_line(result)
     except DeviceError as exc:
-        result.set_error(ErrorKind.DEVICE, str(exc))
+        if link is not None and not link.alive():   # the stream died with the link, not the device
+            result.set_error(ErrorKind.INFRASTRUCTURE, f"{link.describe_death()} (then: {exc})")
+        else:
+            result.set_error(ErrorKind.DEVICE, str(exc))
         result.message = summary_line(result)
     except ConfigError as exc:
         result.set_error(ErrorKind.CONFIG, str(exc))
@@ -159,6 +183,8 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
     finally:
         if driver is not None:
             driver.close()
+        if link is not None:
+            link.close()
         if lock is not None:
             lock.release()
         result.ended_utc = _utc_now()
@@ -183,7 +209,8 @@ def _expected_error(case: Case, result: CaseResult) -> None:
         result.message = f"FAIL: expected ERROR ({want}), the run ended {got}{detail}"
 
 
-def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress | None) -> None:
+def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress | None,
+            link: LinkSession | None = None) -> None:
     timeout_s = float(case.timeout_s)
     watch = SilenceWatch(case)
     rcv0 = measure.udp_rcvbuf_errors()
@@ -209,6 +236,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     snap = _sender_settled(case, driver, watch, snap, overdue)
     snap = _receiver_caught_up(case, driver, watch, snap, overdue)
     window_start = prev = snap
+    link0 = link.stats() if link is not None else None
     cpu0 = measure.cpu_seconds()
     ticks0 = measure.cpu_busy_ticks()
     end_ns = window_start.taken_ns + int(case.duration_s * 1e9)
@@ -220,6 +248,8 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         if wake_ns > now:
             time.sleep((wake_ns - now) / 1e9)
         overdue()
+        if link is not None:
+            link.check()
         try:
             cur = watched_poll(driver, watch)
         except DeviceSilent as exc:
@@ -242,11 +272,15 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
             break
     cpu_s = measure.cpu_seconds() - cpu0
     ticks1 = measure.cpu_busy_ticks()
+    link1 = link.stats() if link is not None else None
     final = driver.stop()
     rcv1 = measure.udp_rcvbuf_errors()
     rcvbuf = (rcv1 - rcv0) if (rcv0 is not None and rcv1 is not None and case.transport.kind == "udp") else None
     result.metrics, result.legs = measure.measure_legs(
         case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
+    if link is not None and case.link is not None and link0 is not None and link1 is not None:
+        window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
+        result.metrics.update(link_metrics(case.link, link0, link1, window_s, data_side(case.direction)))
     result.warnings = measure.host_warnings(final)
     result.blocks = measure.blocks(case, final)
     overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)

@@ -82,6 +82,8 @@ class CaseResult:
     # What the opened device reports of itself (its driver's versions(): UHD, the FPGA
     # image, the simulator's build); empty when the device was never opened.
     device_versions: dict[str, str] = dataclasses.field(default_factory=dict)
+    # An emulated link (docs/long-link.md): realisation, why, and the configured spec.
+    link: dict[str, JsonValue] | None = None
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -144,6 +146,7 @@ class CaseResult:
             place=self.place,
             rig_host=self.rig_host,
             device_versions=dict(self.device_versions),
+            link=self.link,
         )
 
     @classmethod

@@ -11,7 +11,8 @@
         ├── thresholds: [ThresholdResult]   (leg, operator, limit, margin, verdict)
         ├── series, steps       one row a second; a rate search's steps
         ├── blocks              received / sent per 100 000 sequence numbers at the receiver
-        └── place, rig_host, device_versions   the lab place, its exporters, what the device reported
+        ├── place, rig_host, device_versions   the lab place, its exporters, what the device reported
+        └── link                the emulated link: realisation, why, both directions configured (SI)
 
 `hostlib.results.record` writes it (CaseResult.to_record), `hostlib.reports` and
 `hilrig results export` read it (load_evidence). Verdicts stay enums until a view
@@ -123,6 +124,9 @@ class ResultRecord(_Record):
     place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run
     rig_host: str | None = None    # the exporter(s) of that place's devices
     device_versions: dict[str, str] = Field(default_factory=dict)   # what the opened device reported
+    # A case with `link:` (docs/long-link.md): which realisation carried it and why, and the
+    # spec of both directions in SI units; the delivered figures are link_* metrics.
+    link: dict[str, JsonValue] | None = None
 
     @property
     def label(self) -> str:

@@ -102,12 +102,33 @@ def summary_line(result: CaseResult) -> str:
         parts.append(f"{_count(m['pattern_errors'])} pattern errors")
     if _finite(m.get("latency_p99_s")):
         parts.append(f"p99 {m['latency_p99_s'] * 1e3:.2f} ms")
+    link = _link_part(m)
+    if link:
+        parts.append(link)
     line = f"{head}: {', '.join(parts)}"
     if result.marginal and verdict is Verdict.MARGINAL:  # which limit it came close to
         line += "; marginal: " + "; ".join(result.marginal)
     if result.failed:
         line += "; failed: " + "; ".join(result.failed)
     return line
+
+
+def _link_part(m: dict[str, float]) -> str:
+    """An emulated link's delivered figures beside its configured ones (docs/long-link.md):
+    'link delay p50 25.7 ms (25 ms), loss 0.51% (0.50%), 8.2 MB/s (62.5 MB/s)'."""
+    if not _finite(m.get("link_configured_delay_s")):
+        return ""
+    out = []
+    if _finite(m.get("link_delay_p50_s")):
+        out.append(f"delay p50 {m['link_delay_p50_s'] * 1e3:.3g} ms ({m['link_configured_delay_s'] * 1e3:.3g} ms)")
+    if _finite(m.get("link_loss_ratio")):
+        out.append(f"loss {m['link_loss_ratio'] * 100:.2f}% ({m['link_configured_loss'] * 100:.2f}%)")
+    if _finite(m.get("link_rate_Bps")):
+        limit = m.get("link_configured_rate_Bps", 0.0)
+        out.append(f"{m['link_rate_Bps'] / 1e6:.3g} MB/s" + (f" ({limit / 1e6:.3g} MB/s)" if limit else ""))
+    if _finite(m.get("link_dropped_queue")) and m["link_dropped_queue"]:
+        out.append(f"{_count(m['link_dropped_queue'])} dropped by its queue")
+    return "link " + ", ".join(out) if out else "link (configured only)"
 
 
 def threshold_reason(t: ThresholdResult) -> str:

@@ -18,7 +18,7 @@ FLOORS = (
     ("hostlib.drivers", "hostlib.results"),
     ("hostlib.rig", "hostlib.selection"),
     ("hostlib.dsl",),
-    ("hostlib.transports",),
+    ("hostlib.transports", "hostlib.link"),
     ("hostlib.units", "hostlib.reference"),
     ("hostlib.counters", "hostlib.verdicts", "hostlib.metrics", "hostlib._exceptions", "hostlib._installed",
      "hostlib._process", "hostlib._native"),
