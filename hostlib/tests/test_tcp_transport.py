@@ -60,13 +60,13 @@ def test_tcp_options_resolve_to_the_cores_keys(write_case):
 
 
 @pytest.mark.parametrize(("options", "line", "expected"), [
-    ("  write_byte: 1 MiB", 7, "did you mean 'write_bytes'"),
-    ("  write_bytes: 1 Mbit/s", 7, "write_bytes"),
-    ("  congestion: cubc", 7, "did you mean 'cubic'"),
-    ("  congestion: nosuchcc", 7, "/proc/sys/net/ipv4/tcp_allowed_congestion_control"),
-    ("  pacing: {gap: 4 us}", 7, "'pacing' is not a tcp setting"),
-    ("  publish: batched", 7, "'publish' is not a tcp setting"),
-    ("  gso: true", 7, "'gso' is not a tcp setting"),
+    ("  write_byte: 1 MiB", 9, "did you mean 'write_bytes'"),
+    ("  write_bytes: 1 Mbit/s", 9, "write_bytes"),
+    ("  congestion: cubc", 9, "did you mean 'cubic'"),
+    ("  congestion: nosuchcc", 9, "/proc/sys/net/ipv4/tcp_allowed_congestion_control"),
+    ("  pacing: {gap: 4 us}", 9, "'pacing' is not a tcp setting"),
+    ("  publish: batched", 9, "'publish' is not a tcp setting"),
+    ("  gso: true", 9, "'gso' is not a tcp setting"),
 ])
 def test_wrong_tcp_options_name_their_line(write_case, options, line, expected):
     text = _errors(write_case, options)
@@ -102,7 +102,7 @@ def run_rx(sim, faults, *, rate=1e6, seconds=0.6, **options):
     rx = native.RxStream(effective(cfg))
     # A device FIFO of the whole run: a simulator stalled by a busy machine cannot
     # overflow, so every missing frame is an injected one.
-    sim.ok("configure", **dict(cfg, transport=rx.endpoint()), fifo_frames=4096, faults=faults)
+    sim.ok("configure", **cfg, rx_dest=rx.endpoint(), fifo_frames=4096, faults=faults)
     rx.start()
     sim.ok("start")
     time.sleep(seconds)
@@ -179,7 +179,7 @@ def test_a_host_receiver_that_never_accepts_leaves_frames_in_the_device_fifo_the
     cfg = {"direction": "rx", "rate_sps": 20e6, "frame_bytes": FRAME_BYTES,
            "transport": tcp(socket_buffer_bytes=256 * 1024)}
     rx = native.RxStream(effective(cfg))
-    sim.ok("configure", **dict(cfg, transport=rx.endpoint()), fifo_frames=64, faults={})
+    sim.ok("configure", **cfg, rx_dest=rx.endpoint(), fifo_frames=64, faults={})
     sim.ok("start")   # the host's receive thread is not running: nothing is read
     time.sleep(0.5)
     mid = sim.ok("stats")["stats"]
@@ -200,19 +200,22 @@ def test_a_host_receiver_that_never_accepts_leaves_frames_in_the_device_fifo_the
 
 def test_a_sender_gone_mid_frame_is_one_malformed_frame_and_a_warning():
     import socket
+    import struct
 
     cfg = {"direction": "rx", "rate_sps": 1e6, "frame_bytes": FRAME_BYTES, "transport": tcp()}
     rx = native.RxStream(effective(cfg))
     rx.start()
     with socket.create_connection(("127.0.0.1", rx.endpoint()["port"])) as s:
-        s.sendall(bytes([0x52, 0x48, 1, 0]) + bytes(100))   # a header's first bytes, then the sender goes
+        # A header announcing a 4048-byte frame, 56 bytes of its payload, then the sender goes.
+        header = struct.pack("<HBBHBBI", 0x4852, 1, 0, 0, 1, 1, FRAME_BYTES - 48).ljust(48, b"\0")
+        s.sendall(header + bytes(56))
     deadline = time.monotonic() + 2.0
     while rx.stats()["malformed_frames"] == 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     st = rx.stats()
     rx.stop()
     assert st["malformed_frames"] == 1 and st["frames_received"] == 0
-    assert any("inside a frame (104 of its" in w for w in st["warnings"]), st["warnings"]
+    assert any(f"inside a frame (104 of its {FRAME_BYTES} bytes arrived)" in w for w in st["warnings"]), st["warnings"]
 
 
 def test_nothing_listening_is_an_error_naming_host_and_port():
