@@ -69,6 +69,8 @@ class DeviceEntry:
         if self.driver != "uhd" and case.transport.kind not in self.transports:
             return (f"device {self.alias!r} does not support transport {case.transport.kind} "
                     f"(has {', '.join(self.transports)})")
+        if self.driver == "sim" and case.direction == "loopback" and case.transport.kind == "tcp":
+            return "the simulator loops back over udp, shm or usb, not tcp (tcp: rx, tx, rx+tx)"
         if case.rate_sps > self.max_rate_sps:
             return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
                     f"the case rate is {case.rate_sps:g} S/s")

@@ -12,6 +12,7 @@ import pytest
 from hostlib._exceptions import ConfigError
 from hostlib.dsl import load_cases
 from hostlib.engine import run_case
+from hostlib.reports.html import case_log_html
 from hostlib.tests.test_native_streams import SIM, Sim, effective
 from hostlib.transports import resolve_stream
 from hostlib.transports.config import TcpTransport
@@ -252,6 +253,8 @@ def test_case_file_streams_and_reports_the_connection(tcp_cases, sim_rig, name):
     assert result.link == {"tcp_congestion": case.transport.congestion}
     assert result.to_dict()["link"] == result.link
     assert any("tcp_rtt_s" in row for row in result.series), result.series
+    html = case_log_html(result, plots_inline=False)
+    assert f"link: tcp_congestion {case.transport.congestion}" in html
 
 
 @pytest.mark.parametrize("name", ["TCP RX injected faults", "TCP TX injected faults"])
@@ -259,3 +262,10 @@ def test_case_file_fault_cases_pass_on_exact_counts(tcp_cases, sim_rig, name):
     result = run_case(tcp_cases[name], sim_rig, run_id="test")
     assert result.error is None, result.message
     assert result.passed, (result.failed, result.metrics)
+
+
+def test_loopback_over_tcp_on_the_simulator_is_a_skip_with_the_reason(write_case, sim_rig):
+    text = CASE.format(options="").replace("direction: tx", "direction: loopback")
+    [case] = write_case(text)
+    why = sim_rig.devices["dut"].can_run(case).why_not
+    assert why is not None and "loops back over udp, shm or usb, not tcp" in why
