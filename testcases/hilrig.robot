@@ -70,6 +70,10 @@ GR RX UDP 5 MS/s
     [Tags]    device:dut    transport:udp    direction:rx    gnuradio
     Run Hilrig Case
 
+GR RX TCP 5 MS/s
+    [Tags]    device:dut    transport:tcp    direction:rx    gnuradio    tcp
+    Run Hilrig Case
+
 GR RX shm 2 channels sc8
     [Tags]    device:dut    transport:shm    direction:rx    gnuradio
     Run Hilrig Case
