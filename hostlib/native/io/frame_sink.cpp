@@ -109,10 +109,6 @@ unsigned FrameSink::flush(std::uint64_t deadline_ns, const std::atomic<bool>* st
   });
 }
 
-}  // namespace hilrig
-
-namespace hilrig {
-
 unsigned FrameSink::send_some(std::uint64_t deadline_ns) { return tcp_.valid() ? write_tcp(deadline_ns, nullptr, false) : 0; }
 
 unsigned FrameSink::drop_pending(unsigned k) {
