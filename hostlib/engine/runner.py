@@ -250,7 +250,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     result.warnings = measure.host_warnings(final)
     congestion = measure.tcp_congestion(case, final)
     if congestion:
-        result.link["tcp_congestion"] = congestion
+        result.transport_info["tcp_congestion"] = congestion
     result.blocks = measure.blocks(case, final)
     overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)
     if overcount and any(t.metric in measure.THROUGHPUT_METRICS for t in case.thresholds):

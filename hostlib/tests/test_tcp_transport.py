@@ -250,11 +250,11 @@ def test_case_file_streams_and_reports_the_connection(tcp_cases, sim_rig, name):
     assert 0 < m["tcp_rtt_s"] < 1.0 and m["tcp_cwnd_segments"] >= 1 and m["tcp_retransmits"] >= 0, m
     assert m["tcp_sndbuf_bytes"] > 0 and m["tcp_rcvbuf_bytes"] > 0, m
     assert isinstance(case.transport, TcpTransport)
-    assert result.link == {"tcp_congestion": case.transport.congestion}
-    assert result.to_dict()["link"] == result.link
+    assert result.transport_info == {"tcp_congestion": case.transport.congestion}
+    assert result.to_dict()["transport_info"] == result.transport_info
     assert any("tcp_rtt_s" in row for row in result.series), result.series
     html = case_log_html(result, plots_inline=False)
-    assert f"link: tcp_congestion {case.transport.congestion}" in html
+    assert f"transport: tcp_congestion {case.transport.congestion}" in html
 
 
 @pytest.mark.parametrize("name", ["TCP RX injected faults", "TCP TX injected faults"])
