@@ -17,7 +17,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-__all__ = ["DeviceStats", "FrameSinkTxCounters", "RxCounters", "Snapshot", "TxCounters", "counter", "measured"]
+__all__ = ["DeviceStats", "FrameSinkTxCounters", "RxCounters", "Snapshot", "TcpInfo", "TxCounters", "counter",
+           "measured"]
+
+
+class TcpInfo(TypedDict):
+    """One end of a tcp connection as the kernel tells it (to_json(TcpInfo), io/tcp.hpp)."""
+
+    connected: bool
+    retransmits: int
+    rtt_ns: int
+    rttvar_ns: int
+    cwnd_segments: int
+    sndbuf_bytes: int
+    rcvbuf_bytes: int
+    congestion: str
 
 
 class RxCheckerCounters(TypedDict, total=False):
@@ -54,6 +68,7 @@ class RxCounters(RxCheckerCounters, total=False):
 
     thread_cpu_ns: int
     warnings: list[str]
+    tcp: TcpInfo                     # transport tcp: the receiving end
     late_commands: int               # radio streams
     other_errors: int                # radio streams
     rig_source_pattern_errors: int   # host: gnuradio (drivers/flowgraph.py)
@@ -84,6 +99,7 @@ class FrameSinkTxCounters(TxStreamCounters, total=False):
     pacing_period_count: int       # periods measured (0: unpaced)
     pacing_waits_slept: int        # waits that slept for their bulk, then spun
     pacing_waits_spun: int         # waits that only spun (below the timer's resolution)
+    tcp: TcpInfo                   # transport tcp: the sending end
 
 
 class TxCounters(FrameSinkTxCounters, total=False):
@@ -128,6 +144,7 @@ class SimDeviceStats(TypedDict, total=False):
     tx_blocks: list[list[int]]     # [received, sent] per block of 100 000 seq (rx_check.hpp)
     tx_samples_played: int         # consumed by the device's TX sample clock (sim/playout_clock.hpp)
     tx_played_ns: int              # when tx_samples_played was true; 0: not yet
+    tcp: TcpInfo                   # transport tcp: the device's end (RX: sending, TX: receiving)
 
 
 class RtlStats(TypedDict, total=False):

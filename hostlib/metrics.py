@@ -76,6 +76,15 @@ _METRICS = [
            "frames the simulator sent twice on purpose: the truth beside duplicate_frames"),
     Metric("injected_reorder_frames", "count",
            "frame pairs the simulator swapped on purpose: the truth beside reordered_frames"),
+    # transport tcp: the connection's own figures (TCP_INFO), from its sending end (RX:
+    # the device, TX: the host) at the end of the run; the buffers as each end got them.
+    Metric("tcp_retransmits", "count", "tcp: segments the sender retransmitted (tcpi_total_retrans)"),
+    Metric("tcp_rtt_s", "time", "tcp: the sender's smoothed round-trip time (tcpi_rtt)", ("tcp_rtt",)),
+    Metric("tcp_rttvar_s", "time", "tcp: the mean deviation of that round-trip time (tcpi_rttvar)",
+           ("tcp_rttvar",)),
+    Metric("tcp_cwnd_segments", "count", "tcp: the sender's congestion window in segments (tcpi_snd_cwnd)"),
+    Metric("tcp_sndbuf_bytes", "count", "tcp: the sender's SO_SNDBUF as granted (getsockopt: twice the usable size)"),
+    Metric("tcp_rcvbuf_bytes", "count", "tcp: the receiver's SO_RCVBUF as granted (getsockopt: twice the usable size)"),
     Metric("socket_buffer_capped", "count",
            "1 when the kernel granted a smaller socket buffer than the rate needs (rmem_max)"),
     # A rate search (docs/dsl.md "Rate search"): its result, beside the confirmation run's metrics.

@@ -30,6 +30,10 @@ RX soapy [transport.kind=shm]
     [Tags]    device:soapy_sim    transport:shm    direction:rx    smoke    soapy
     Run Hilrig Case
 
+RX soapy [transport.kind=tcp]
+    [Tags]    device:soapy_sim    transport:tcp    direction:rx    smoke    soapy
+    Run Hilrig Case
+
 RX uhd
     [Tags]    device:usrp    transport:udp    direction:rx    uhd
     Run Hilrig Case
@@ -64,6 +68,10 @@ RTL RX USB2 1 MS/s
 
 GR RX UDP 5 MS/s
     [Tags]    device:dut    transport:udp    direction:rx    gnuradio
+    Run Hilrig Case
+
+GR RX TCP 5 MS/s
+    [Tags]    device:dut    transport:tcp    direction:rx    gnuradio    tcp
     Run Hilrig Case
 
 GR RX shm 2 channels sc8
@@ -968,6 +976,22 @@ RX UDP frame size [transport.frame_bytes=4000]
 
 RX UDP frame size [transport.frame_bytes=8000]
     [Tags]    device:dut    transport:udp    direction:rx    sweep
+    Run Hilrig Case
+
+TCP RX 10 MS/s
+    [Tags]    device:dut    transport:tcp    direction:rx    smoke    tcp
+    Run Hilrig Case
+
+TCP TX 10 MS/s 512 KiB writes
+    [Tags]    device:dut    transport:tcp    direction:tx    smoke    tcp
+    Run Hilrig Case
+
+TCP RX injected faults
+    [Tags]    device:dut    transport:tcp    direction:rx    tcp    faults
+    Run Hilrig Case
+
+TCP TX injected faults
+    [Tags]    device:dut    transport:tcp    direction:tx    tcp    faults
     Run Hilrig Case
 
 TX UDP 10 MS/s

@@ -37,7 +37,8 @@ rig_sink::sptr rig_sink::make(const std::string& cpu_format,
 }
 
 // The receiver's endpoint (the JSON rig_source::endpoint() and RxStream give) as the
-// core's transport: udp host and port, or the shm ring's path.
+// core's transport: udp or tcp host and port (tcp: rig_source listens, this connects),
+// or the shm ring's path.
 static ::hilrig::TransportSpec sink_endpoint(const std::string& endpoint)
 {
     const std::string where = "hilrig rig_sink: endpoint";
@@ -50,10 +51,10 @@ static ::hilrig::TransportSpec sink_endpoint(const std::string& endpoint)
                                     "{\"kind\": \"udp\", \"host\": \"127.0.0.1\", \"port\": 5000}");
     }
     if (!ep.is_object() || !ep.contains("kind") || !ep["kind"].is_string())
-        throw std::invalid_argument(where + " must be an object with a kind (udp, shm), got " + endpoint);
+        throw std::invalid_argument(where + " must be an object with a kind (udp, tcp, shm), got " + endpoint);
     const std::string kind = ep["kind"].get<std::string>();
-    if (kind != "udp" && kind != "shm")
-        throw std::invalid_argument(where + ".kind '" + kind + "' is not one of udp, shm");
+    if (kind != "udp" && kind != "tcp" && kind != "shm")
+        throw std::invalid_argument(where + ".kind '" + kind + "' is not one of udp, tcp, shm");
     ::hilrig::TransportSpec base;
     base.kind = ::hilrig::parse_transport_kind(kind, where + ".kind");
     return ::hilrig::transport_at_endpoint(base, ep, where);

@@ -78,9 +78,9 @@ rig_source_impl::rig_source_impl(const std::string& format,
     if (socket_buffer_bytes > 0)
         cfg.transport.socket_buffer_bytes = uint32_t(socket_buffer_bytes);
     try {
-        if (transport == "udp") {
+        if (transport == "udp" || transport == "tcp") { // tcp: listens there for the sender
             auto [host, port] = parse_host_port(address.empty() ? "127.0.0.1:0" : address, "rig_source");
-            cfg.transport.kind = ::hilrig::TransportKind::udp;
+            cfg.transport.kind = ::hilrig::parse_transport_kind(transport, "rig_source transport");
             cfg.transport.host = host;
             cfg.transport.port = port;
         } else if (transport == "shm") {
@@ -90,7 +90,7 @@ rig_source_impl::rig_source_impl(const std::string& format,
                 cfg.transport.slots = uint32_t(ring_slots);
         } else {
             throw std::invalid_argument("hilrig rig_source: transport '" + transport +
-                                        "' is not one of udp, shm");
+                                        "' is not one of udp, tcp, shm");
         }
         d_src = std::make_unique<::hilrig::FrameSource>(
             ::hilrig::resolve_stream_config(cfg, "hilrig rig_source"));

@@ -22,7 +22,8 @@ from .validate import estimated_seconds
 
 def stats_line(row: dict[str, float]) -> str:
     """'9.998 MS/s 40.0 MB/s lost 0/12345 frames O 0 U 0': counted as the verdict counts; a
-    paced sender adds its achieved period (p50/p99 so far)."""
+    paced sender adds its achieved period (p50/p99 so far), a tcp stream its connection's
+    RTT, congestion window and retransmits."""
     lost = row.get("total_missing_frames", row.get("missing_frames", 0))
     total = row.get("total_frames", 0)
     return (f"{row['throughput_sps'] / 1e6:9.3f} MS/s {row.get('throughput_Bps', 0) / 1e6:8.1f} MB/s"
@@ -31,7 +32,9 @@ def stats_line(row: dict[str, float]) -> str:
             f"  U {row.get('total_underruns', row.get('underruns', 0)):.0f}"
             + (f"  pattern errors {row['total_pattern_errors']:.0f}" if row.get("total_pattern_errors") else "")
             + (f"  paced p50/p99 {row['pacing_period_p50_s'] * 1e6:.1f}/{row['pacing_period_p99_s'] * 1e6:.1f} us"
-               if "pacing_period_p50_s" in row else ""))
+               if "pacing_period_p50_s" in row else "")
+            + (f"  tcp rtt {row['tcp_rtt_s'] * 1e3:.3f} ms cwnd {row['tcp_cwnd_segments']:.0f}"
+               f" retrans {row['tcp_retransmits']:.0f}" if "tcp_rtt_s" in row else ""))
 
 
 class LiveProgress:

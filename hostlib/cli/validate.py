@@ -15,7 +15,7 @@ from ..results.record import EXIT_NOTHING_TESTED
 from ..rig import default_rig_path, load_rig
 from ..rig.inventory import Rig
 from ..selection import Selection
-from ..transports.config import ShmTransport, UdpTransport
+from ..transports.config import ShmTransport, TcpTransport, UdpTransport
 from ..units import format_quantity
 
 __all__ = ["SETUP_OVERHEAD_S", "estimated_seconds", "rig_problem", "validate_against_rig", "validate_command"]
@@ -72,7 +72,7 @@ def _link_note(c: Case) -> str:
     """What the link opens with, as the case resolved it (sized by rate): ', socket buffer
     4194304 B' | ', ring 256 slots' | ', 16 x 16384 B transfers'."""
     t = c.transport
-    if isinstance(t, UdpTransport):
+    if isinstance(t, (UdpTransport, TcpTransport)):
         return f", socket buffer {t.socket_buffer_bytes} B"
     if isinstance(t, ShmTransport):
         return f", ring {t.slots} slots"

@@ -86,7 +86,7 @@ def source_spec_rig(cfg: Mapping[str, object], cpu_format: str) -> SourceSpec:
     if not isinstance(t, dict):
         raise ConfigError(f"stream config has no transport section: {dict(cfg)}")
     # udp: host:port to bind; shm: "" (the ring is created here, the simulator opens it)
-    address = f"{t.get('host') or '127.0.0.1'}:{_int(t.get('port'))}" if t["kind"] == "udp" else ""
+    address = f"{t.get('host') or '127.0.0.1'}:{_int(t.get('port'))}" if t["kind"] in ("udp", "tcp") else ""
     rate = cfg["rate_sps"]
     rate_sps = float(rate) if isinstance(rate, (int, float)) else 0.0
     return SourceSpec("hilrig_rig_source", cpu_format, _int(cfg["channels"]), {

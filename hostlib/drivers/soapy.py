@@ -100,8 +100,13 @@ class SoapyDriver(RadioDriver):
         t = case.transport
         sa: dict[str, object] = {"WIRE": case.sample_format, "transport": t.kind, "frame_bytes": case.frame_bytes}
         transport = stream_config(case)["transport"]   # complete: the core's defaults filled in
-        if t.kind == "udp":
+        if t.kind in ("udp", "tcp"):
             sa["socket_buffer_bytes"] = transport["socket_buffer_bytes"]
+        if t.kind == "tcp":
+            # the sender's options: a bool as the module's stream args spell it
+            sa["write_bytes"] = transport["write_bytes"]
+            sa["congestion"] = transport["congestion"]
+            sa["nodelay"] = "true" if transport["nodelay"] else "false"
         elif t.kind == "shm":
             sa["slots"] = transport["slots"]
             sa["publish"] = transport["publish"]

@@ -34,7 +34,7 @@ Scalar = str | int | float | bool
 SweepValue = Scalar | None
 Host = Literal["native", "gnuradio"]
 ExpectedError = Literal["device", "infrastructure", "config"]
-TransportName = Literal["udp", "shm", "usb", "pcie"]
+TransportName = Literal["udp", "tcp", "shm", "usb", "pcie"]
 
 DEFAULT_TIMEOUT_MARGIN_S = 30.0
 

@@ -119,10 +119,10 @@ class PacingModel(BaseModel):
 
 class TransportModel(BaseModel):
     model_config = _Strict
-    kind: Literal["udp", "shm", "usb"]
+    kind: Literal["udp", "tcp", "shm", "usb"]
     frame_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_FRAME_BYTES)] = Field(
         default_factory=lambda: stream_defaults()["frame_bytes"])   # the core's default
-    # udp knobs
+    # udp knobs (host, port and socket_buffer are tcp's too)
     host: NonEmpty | None = None
     port: Annotated[int, Field(strict=True, ge=0, le=65535)] | None = None
     socket_buffer: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
@@ -130,6 +130,11 @@ class TransportModel(BaseModel):
     gro: Annotated[bool, Field(strict=True)] | None = None        # UDP_GRO coalesced receives (default on)
     busy_poll: Annotated[bool, Field(strict=True)] | None = None  # spin on the socket (default off)
     pacing: PacingModel | None = None                              # send one datagram at a time, paced
+    # tcp knobs (docs/dsl.md "tcp"): bytes per send() call (default: one batch), the
+    # sender's congestion control (default: the kernel's), TCP_NODELAY (default off)
+    write_bytes: Annotated[int, int_quantity("size", minimum=1, maximum=MAX_BUFFER_BYTES)] | None = None
+    congestion: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]{1,15}$"), Field(strict=True)] | None = None
+    nodelay: Annotated[bool, Field(strict=True)] | None = None
     # shm knobs
     slots: Annotated[int, Field(strict=True, ge=2, le=65536)] | None = None
     publish: NonEmpty | None = None   # the ring's publish strategy; the core's parser checks the name
@@ -221,7 +226,7 @@ class RequiresModel(BaseModel):
     channels: Count1 | None = None
     direction: Annotated[list[Literal["rx", "tx", "loopback", "rx+tx"]], _one_or_list] | None = None
     rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS)] | None = None
-    transport: Annotated[list[Literal["udp", "shm", "usb", "pcie"]], _one_or_list] | None = None
+    transport: Annotated[list[Literal["udp", "tcp", "shm", "usb", "pcie"]], _one_or_list] | None = None
 
 
 class TransportArgsModel(BaseModel):

@@ -33,8 +33,30 @@ __all__ = ["Err", "Semantics", "at_highest_candidate", "search_spec", "semantic"
 
 Err = tuple[Path_, str]
 _UDP_KNOBS = ("host", "port", "socket_buffer", "gso", "gro", "busy_poll", "pacing")
+_TCP_KNOBS = ("host", "port", "socket_buffer", "write_bytes", "congestion", "nodelay")
 _SHM_KNOBS = ("slots", "publish")
-_KNOBS = {"udp": _UDP_KNOBS, "shm": _SHM_KNOBS, "usb": USB_KNOBS}
+_KNOBS = {"udp": _UDP_KNOBS, "tcp": _TCP_KNOBS, "shm": _SHM_KNOBS, "usb": USB_KNOBS}
+# What the kernel offers (root may set any of these) and allows everyone.
+CONGESTION_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
+CONGESTION_ALLOWED = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+
+
+def _congestion_error(name: str) -> str | None:
+    """Why this host's kernel has no congestion control `name` (None: it has, or the
+    host does not say): with the names it has and a "did you mean"."""
+    try:
+        with open(CONGESTION_AVAILABLE) as f:
+            available = f.read().split()
+        with open(CONGESTION_ALLOWED) as f:
+            allowed = f.read().split()
+    except OSError:
+        return None
+    if name in available:
+        return None
+    close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
+    return ((f"did you mean '{close[0]}'? " if close else "")
+            + f"congestion control '{name}' is not in this kernel: available {' '.join(available)} "
+            f"({CONGESTION_AVAILABLE}), allowed without root {' '.join(allowed)} ({CONGESTION_ALLOWED})")
 
 
 def _pacing_errors(pacing: PacingModel, gso: bool | None) -> list[Err]:
@@ -171,11 +193,16 @@ def semantic(m: CaseModel) -> Semantics:
     t = m.transport
     own = _KNOBS[t.kind]
     given = t.model_dump(exclude_none=True)
-    for knob in (k for kind, knobs in _KNOBS.items() if kind != t.kind for k in knobs):
+    others = dict.fromkeys(k for kind, knobs in _KNOBS.items() if kind != t.kind for k in knobs if k not in own)
+    for knob in others:
         if knob in given:
             errs.append((("transport", knob), f"'{knob}' is not a {t.kind} setting; "
                          f"{t.kind} takes: frame_bytes, {', '.join(own)}"))
-    if t.pacing is not None:
+    if t.congestion is not None and t.kind == "tcp":
+        why = _congestion_error(t.congestion)
+        if why:
+            errs.append((("transport", "congestion"), why))
+    if t.pacing is not None and t.kind == "udp":
         errs.extend(_pacing_errors(t.pacing, t.gso))
         if m.direction == "rx":
             errs.append((("transport", "pacing"), "pacing paces the host's UDP send (tx, loopback, rx+tx); "
@@ -190,8 +217,9 @@ def semantic(m: CaseModel) -> Semantics:
         errs.append((fpath, f"{fb} bytes does not fit one UDP datagram; udp frame_bytes must be "
                      f"{min_frame}..{udp_max - (udp_max - FRAME_HEADER_BYTES) % unit} "
                      f"(the 48-byte header plus a multiple of {unit} bytes)"))
-    elif t.kind == "shm" and fb > MAX_FRAME_BYTES:
-        errs.append((fpath, f"{fb} bytes is larger than the {MAX_FRAME_BYTES} bytes allowed for a shm slot"))
+    elif t.kind in ("shm", "tcp") and fb > MAX_FRAME_BYTES:
+        errs.append((fpath, f"{fb} bytes is larger than the {MAX_FRAME_BYTES} bytes allowed for a "
+                     f"{'shm slot' if t.kind == 'shm' else 'tcp frame'}"))
     elif fb < min_frame:
         errs.append((fpath, f"{fb} bytes cannot hold the 48-byte header and one {m.format} sample on "
                      f"{m.channels} channel(s); the smallest frame_bytes is {min_frame}"))

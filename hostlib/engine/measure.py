@@ -18,7 +18,7 @@ import dataclasses
 import resource
 from pathlib import Path
 
-from ..counters import Snapshot, counter, measured
+from ..counters import Snapshot, TcpInfo, counter, measured
 from ..dsl.case import LEGS, Case
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 from ..results.schema import BlockCount
@@ -297,6 +297,10 @@ def _series_row(case: Case, prev: Snapshot, cur: Snapshot, t0_ns: int) -> dict[s
         now, before = _error_total(case, cur, name), _error_total(case, prev, name)
         row[name] = now - before if now is not None and before is not None else float("nan")
     row["underruns"] = counter(cur.device, "underruns") - counter(prev.device, "underruns")
+    tcp = tcp_metrics(case, cur)   # tcp: the connection second by second (its counters as totals so far)
+    for name in ("tcp_rtt_s", "tcp_cwnd_segments", "tcp_retransmits"):
+        if name in tcp:
+            row[name] = tcp[name]
     return row
 
 
@@ -460,6 +464,7 @@ def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
     saturated = (m.get("host_rx_cpu_percent", 0.0) >= HOST_LIMITED_RX_THREAD_PERCENT
                  or m.get("host_cpu_busy_percent", 0.0) >= HOST_LIMITED_ALL_CPUS_PERCENT)
     m["host_limited"] = 1.0 if (lossy and saturated) else 0.0
+    m.update(tcp_metrics(case, final))
     warnings = host_warnings(final)
     m["socket_buffer_capped"] = 1.0 if any("buffer" in w for w in warnings) else 0.0
     return m
@@ -471,6 +476,40 @@ def blocks(case: Case, snap: Snapshot) -> list[BlockCount]:
     raw = snap.device.get("tx_blocks") if case.direction == "tx" else snap.host_rx.get("blocks")
     size = stream_defaults()["block_frames"]
     return [BlockCount(first_seq=i * size, received=int(r), sent=int(s)) for i, (r, s) in enumerate(raw or [])]
+
+
+def tcp_ends(case: Case, snap: Snapshot) -> tuple[TcpInfo | None, TcpInfo | None]:
+    """(sending end, receiving end) of a tcp stream's connection, as far as reported:
+    RX the device sends and the host receives, TX the other way round."""
+    if case.transport.kind != "tcp":
+        return None, None
+    host = snap.host_rx if case.direction == "rx" else snap.host_tx
+    device = snap.device.get("tcp")
+    sender, receiver = (device, host.get("tcp")) if case.direction == "rx" else (host.get("tcp"), device)
+    return sender, receiver
+
+
+def tcp_metrics(case: Case, snap: Snapshot) -> dict[str, float]:
+    """transport tcp: the connection's figures (TCP_INFO) from its sending end, and the
+    socket buffers each end was granted; empty for other transports or a connection
+    neither end reports."""
+    sender, receiver = tcp_ends(case, snap)
+    m: dict[str, float] = {}
+    if sender is not None and sender.get("connected"):
+        m["tcp_retransmits"] = float(sender["retransmits"])
+        m["tcp_rtt_s"] = sender["rtt_ns"] / 1e9
+        m["tcp_rttvar_s"] = sender["rttvar_ns"] / 1e9
+        m["tcp_cwnd_segments"] = float(sender["cwnd_segments"])
+        m["tcp_sndbuf_bytes"] = float(sender["sndbuf_bytes"])
+    if receiver is not None and receiver.get("connected"):
+        m["tcp_rcvbuf_bytes"] = float(receiver["rcvbuf_bytes"])
+    return m
+
+
+def tcp_congestion(case: Case, snap: Snapshot) -> str | None:
+    """The congestion control the sending end of a tcp stream ran (TCP_CONGESTION)."""
+    sender, _ = tcp_ends(case, snap)
+    return sender["congestion"] if sender is not None and sender.get("congestion") else None
 
 
 def host_warnings(snap: Snapshot) -> list[str]:

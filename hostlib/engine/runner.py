@@ -282,6 +282,9 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
         window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
         result.metrics.update(link_metrics(case.link, link0, link1, window_s, data_side(case.direction)))
     result.warnings = measure.host_warnings(final)
+    congestion = measure.tcp_congestion(case, final)
+    if congestion:
+        result.transport_info["tcp_congestion"] = congestion
     result.blocks = measure.blocks(case, final)
     overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)
     if overcount and any(t.metric in measure.THROUGHPUT_METRICS for t in case.thresholds):

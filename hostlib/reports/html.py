@@ -108,6 +108,7 @@ def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, 
         "series_plot": plots.series_plot(case) if with_series_plot else "",
         "block_columns": BLOCK_COLUMNS,
         "blocks": block_rows(case.record.blocks),
+        "transport_info": dict(case.record.transport_info),   # the transport's text figures (tcp_congestion)
         "failure_second": plots.failure_second(case),
     }
 

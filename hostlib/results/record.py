@@ -73,6 +73,8 @@ class CaseResult:
     steps: list[SearchStep] = dataclasses.field(default_factory=list)  # a rate search's steps, in order
     blocks: list[BlockCount] = dataclasses.field(default_factory=list)  # received / sent per 100 000 seq
     warnings: list[str] = dataclasses.field(default_factory=list)  # the host's (e.g. rmem_max), in the message
+    # What the transport reports of itself as text (tcp_congestion: the congestion control the sender ran).
+    transport_info: dict[str, str] = dataclasses.field(default_factory=dict)
     # rx+tx: each leg's own metrics, measured as an rx or a tx case (metrics holds both together).
     legs: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     failed: list[str] = dataclasses.field(default_factory=list)    # why FAIL: one line per failed check
@@ -143,6 +145,7 @@ class CaseResult:
             steps=list(self.steps),
             blocks=list(self.blocks),
             warnings=list(self.warnings),
+            transport_info=dict(self.transport_info),
             place=self.place,
             rig_host=self.rig_host,
             device_versions=dict(self.device_versions),

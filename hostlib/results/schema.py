@@ -11,6 +11,7 @@
         ├── thresholds: [ThresholdResult]   (leg, operator, limit, margin, verdict)
         ├── series, steps       one row a second; a rate search's steps
         ├── blocks              received / sent per 100 000 sequence numbers at the receiver
+        ├── warnings, transport_info   the host's set-up warnings; the transport's text figures (tcp_congestion)
         ├── place, rig_host, device_versions   the lab place, its exporters, what the device reported
         └── link                the emulated link: realisation, why, both directions configured (SI)
 
@@ -121,6 +122,7 @@ class ResultRecord(_Record):
     steps: list[SearchStep] = Field(default_factory=list)
     blocks: list[BlockCount] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    transport_info: dict[str, str] = Field(default_factory=dict)   # the transport's text figures (tcp_congestion)
     place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run
     rig_host: str | None = None    # the exporter(s) of that place's devices
     device_versions: dict[str, str] = Field(default_factory=dict)   # what the opened device reported

@@ -50,12 +50,13 @@ class DeviceEntry:
         """Why this device cannot run `case` (a SKIP reason), or None if it can. The
         engine SKIPs with this reason before it opens anything."""
         if case.host == "gnuradio":
-            # The flowgraph's source is the device's: rig_source (sim: udp, shm),
+            # The flowgraph's source is the device's: rig_source (sim: udp, tcp, shm),
             # soapy.source (soapy), usrp_source (uhd); a libusb board has no GNU Radio source.
             if self.driver not in ("sim", "soapy", "uhd"):
                 return f"host: gnuradio has no GNU Radio source for device {self.alias!r} (driver {self.driver})"
-            if self.driver == "sim" and case.transport.kind not in ("udp", "shm"):
-                return f"host: gnuradio on the simulator: rig_source has no {case.transport.kind} transport (udp, shm)"
+            if self.driver == "sim" and case.transport.kind not in ("udp", "tcp", "shm"):
+                return (f"host: gnuradio on the simulator: rig_source has no {case.transport.kind} transport "
+                        "(udp, tcp, shm)")
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         # rx+tx needs a device that does both (or lists rx+tx itself).
@@ -68,6 +69,8 @@ class DeviceEntry:
         if self.driver != "uhd" and case.transport.kind not in self.transports:
             return (f"device {self.alias!r} does not support transport {case.transport.kind} "
                     f"(has {', '.join(self.transports)})")
+        if self.driver == "sim" and case.direction == "loopback" and case.transport.kind == "tcp":
+            return "the simulator loops back over udp, shm or usb, not tcp (tcp: rx, tx, rx+tx)"
         if case.rate_sps > self.max_rate_sps:
             return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
                     f"the case rate is {case.rate_sps:g} S/s")
@@ -99,8 +102,8 @@ class _DeviceModel(BaseModel):
     max_rate: Annotated[float, quantity("rate", minimum=0, exclusive=True, maximum=MAX_RATE_SPS, what=" S/s")]
     directions: list[Literal["rx", "tx", "loopback", "rx+tx"]] = Field(default=["rx", "tx", "loopback"],
                                                                min_length=1)
-    # udp/shm: the simulator's host links; usb/pcie: a radio's own link (issue 5, docs/drivers.md)
-    transports: list[Literal["udp", "shm", "usb", "pcie"]] = Field(default=["udp", "shm"], min_length=1)
+    # udp/tcp/shm: the simulator's host links; usb/pcie: a radio's own link (docs/drivers.md)
+    transports: list[Literal["udp", "tcp", "shm", "usb", "pcie"]] = Field(default=["udp", "shm"], min_length=1)
     loopback: dict[str, str] = Field(default_factory=dict)   # attached cabling, e.g. {TX/RX: RX2}
     fifo_frames: Annotated[int, Field(strict=True, ge=1, le=1_000_000)] | None = None
     # sim only: the simulator's device core; rtl = firmware/rtl/loopback_top as a Verilator

@@ -50,8 +50,41 @@ def snapshot_of(write_case, sim_rig, transport: str):
 def test_snapshot_keys_are_the_cores_over_udp(write_case, sim_rig):
     snap = snapshot_of(write_case, sim_rig, "udp")
     assert set(snap.host_rx) == RX_STREAM_KEYS        # counters_json(RxCounters) + RxStream::stats
-    assert set(snap.host_tx) == keys(FrameSinkTxCounters)   # TxStream::stats (a frame sink's pacer)
-    assert set(snap.device) == keys(SimDeviceStats)   # SimDevice::stats (the model core)
+    assert set(snap.host_tx) == keys(FrameSinkTxCounters) - {"tcp"}   # TxStream::stats (a frame sink's pacer)
+    assert set(snap.device) == keys(SimDeviceStats) - {"tcp"}   # SimDevice::stats (the model core)
+
+
+@requires_native
+@pytest.mark.parametrize("direction", ["rx", "tx"])
+def test_snapshot_keys_are_the_cores_over_tcp(write_case, sim_rig, direction):
+    """tcp adds the connection's figures (`tcp`, TcpInfo) to each end's stats."""
+    from hostlib.counters import TcpInfo
+    from hostlib.drivers.sim import SimDriver
+
+    divider = "decimation" if direction == "rx" else "interpolation"
+    (case,) = write_case(f"""
+        name: counters tcp {direction}
+        device: dut
+        direction: {direction}
+        master_clock: 64 MHz
+        {divider}: 64
+        transport: {{kind: tcp, frame_bytes: 8192}}
+        duration: 1 s
+        """)
+    driver = SimDriver(sim_rig.devices["dut"])
+    try:
+        driver.open()
+        driver.configure(case)
+        driver.start()
+        time.sleep(0.2)
+        snap = driver.poll()
+        driver.stop()
+    finally:
+        driver.close()
+    host = snap.host_rx if direction == "rx" else snap.host_tx
+    assert set(host) == (RX_STREAM_KEYS if direction == "rx" else keys(FrameSinkTxCounters)) | {"tcp"}
+    assert set(snap.device) == keys(SimDeviceStats)
+    assert set(host["tcp"]) == set(snap.device["tcp"]) == keys(TcpInfo)
 
 
 @requires_native
@@ -65,7 +98,8 @@ def test_snapshot_keys_are_the_cores_over_usb(write_case, sim_rig):
 def test_every_declared_counter_is_one_the_core_or_a_driver_writes():
     """The wider TypedDicts only add what a radio or the GNU Radio host reports."""
     assert keys(RxCounters) - RX_STREAM_KEYS == {"late_commands", "other_errors", "rig_source_pattern_errors",
-                                                 "device_pattern_errors", "flowgraph_samples", "flowgraph_gaps"}
+                                                 "device_pattern_errors", "flowgraph_samples", "flowgraph_gaps",
+                                                 "tcp"}   # transport tcp: the connection's figures
     assert keys(TxCounters) - keys(FrameSinkTxCounters) == {"underruns", "seq_errors", "late_commands", "bursts_acked"}
 
 

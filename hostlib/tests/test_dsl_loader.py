@@ -142,7 +142,7 @@ def test_all_errors_of_a_file_at_once_and_no_half_config(tmp_path):
           channels: 0
           master_clock: 10 MSPS
           decimation: 20
-          transport: {kind: tcp}
+          transport: {kind: sctp}
           duration: 1 s
           warmup: -1 s
           thresholds: {overruns: "= 0"}

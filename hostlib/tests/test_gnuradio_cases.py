@@ -86,7 +86,7 @@ def test_soapy_source_flowgraph_counts_exactly_what_the_simulator_injected(sim_r
     assert host["flowgraph_samples"] > 0.9 * case.rate_sps * case.duration_s
 
 
-GR_CASES = ["GR RX UDP 5 MS/s", "GR RX shm 2 channels sc8", "GR RX shm injected faults",
+GR_CASES = ["GR RX UDP 5 MS/s", "GR RX TCP 5 MS/s", "GR RX shm 2 channels sc8", "GR RX shm injected faults",
             "GR soapy RX UDP 5 MS/s", "GR soapy RX shm 2 channels sc8", "GR soapy RX shm injected faults",
             "GR lab chain grc UDP fc32", "GR lab chain py 2 channels soapy", "GR lab chain grc injected faults"]
 

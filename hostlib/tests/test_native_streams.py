@@ -303,9 +303,9 @@ def test_sim_protocol_errors_name_the_problem(sim):
     assert not r["ok"] and "configure" in r["error"]
     r = sim.rpc("configure", **complete_config({"rate_sps": -1, "transport": {"kind": "udp", "port": 9}}, sim=True))
     assert not r["ok"] and "rate_sps" in r["error"]
-    tcp = complete_config({}, sim=True)
-    tcp["transport"]["kind"] = "tcp"
-    r = sim.rpc("configure", **tcp)
+    sctp = complete_config({}, sim=True)
+    sctp["transport"]["kind"] = "sctp"
+    r = sim.rpc("configure", **sctp)
     assert not r["ok"] and "transport.kind" in r["error"]
     r = sim.rpc("configure", **complete_config({"faults": {"explode": 1}}, sim=True))
     assert not r["ok"] and "faults.explode" in r["error"]

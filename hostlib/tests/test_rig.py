@@ -17,7 +17,7 @@ def test_sim_rig():
     dut = rig.devices["dut"]
     assert dut.alias == "dut" and dut.driver == "sim"
     assert dut.channels == 4 and dut.max_rate_sps >= 1e9
-    assert set(dut.directions) == {"rx", "tx", "loopback"} and set(dut.transports) == {"udp", "shm", "usb"}
+    assert set(dut.directions) == {"rx", "tx", "loopback"} and set(dut.transports) == {"udp", "tcp", "shm", "usb"}
     assert rig.results["outbox"] == "results/outbox"
 
 

@@ -1,4 +1,4 @@
-"""The Python face of the native transports (UDP, shared-memory ring, USB link).
+"""The Python face of the native transports (UDP, TCP, shared-memory ring, USB link).
 
 Everything that moves or checks samples is C++ (hostlib/native); this module loads
 the native core with a clear error when it was not built, and is where a case's
@@ -25,6 +25,7 @@ from .config import (
     SimJson,
     StreamConfig,
     StreamJson,
+    TcpTransport,
     TransportKind,
     UdpTransport,
 )
@@ -203,7 +204,7 @@ def endpoint_differences(stream: StreamConfig, endpoint: Mapping[str, object]) -
     reports them (udp socket_buffer_bytes, shm slots): each as 'transport.key: case X,
     opened Y'."""
     t = stream.transport
-    sized = ({"socket_buffer_bytes": t.socket_buffer_bytes} if isinstance(t, UdpTransport)
+    sized = ({"socket_buffer_bytes": t.socket_buffer_bytes} if isinstance(t, (UdpTransport, TcpTransport))
              else {"slots": t.slots, "publish": t.publish.value} if isinstance(t, ShmTransport) else {})
     return [f"transport.{key}: case {value!r}, opened {endpoint[key]!r}"
             for key, value in sized.items() if key in endpoint and endpoint[key] != value]

@@ -27,6 +27,7 @@ __all__ = [
     "SimJson",
     "StreamConfig",
     "StreamJson",
+    "TcpTransport",
     "Transport",
     "TransportJson",
     "TransportKind",
@@ -49,6 +50,7 @@ class TransportKind(StrEnum):
     UDP = "udp"
     SHM = "shm"
     USB = "usb"
+    TCP = "tcp"
 
 
 class RingPublish(StrEnum):
@@ -125,6 +127,9 @@ class TransportJson(TypedDict, total=False):
     gro: bool
     busy_poll: bool
     pacing: dict[str, int]
+    write_bytes: int
+    congestion: str
+    nodelay: bool
     path: str
     slots: int
     publish: str
@@ -194,6 +199,23 @@ class UdpTransport:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TcpTransport:
+    """Frames back to back on one TCP connection: the receiver listens, the sender connects."""
+    kind: Literal[TransportKind.TCP] = TransportKind.TCP
+    host: str
+    port: int                       # 0: the receiver picks one (its endpoint says which)
+    socket_buffer_bytes: int        # SO_RCVBUF/SO_SNDBUF asked of the kernel (0: its autotuning)
+    write_bytes: int                # send: bytes per send() call; 0 = one batch per call
+    congestion: str                 # send: TCP_CONGESTION; empty = the kernel's default
+    nodelay: bool                   # send: TCP_NODELAY
+
+    def to_json(self) -> TransportJson:
+        return {"kind": self.kind.value, "host": self.host, "port": self.port,
+                "socket_buffer_bytes": self.socket_buffer_bytes, "write_bytes": self.write_bytes,
+                "congestion": self.congestion, "nodelay": self.nodelay}
+
+
+@dataclass(frozen=True, kw_only=True)
 class ShmTransport:
     kind: Literal[TransportKind.SHM] = TransportKind.SHM
     path: str                       # empty: the receiver creates the ring
@@ -221,7 +243,7 @@ class UsbTransport:
         return self.transfer_bytes * self.transfers
 
 
-Transport = UdpTransport | ShmTransport | UsbTransport
+Transport = UdpTransport | TcpTransport | ShmTransport | UsbTransport
 
 
 def transport_from_json(d: Mapping[str, object], where: str = "transport") -> Transport:
@@ -231,6 +253,11 @@ def transport_from_json(d: Mapping[str, object], where: str = "transport") -> Tr
                             socket_buffer_bytes=_int(d, "socket_buffer_bytes", where), gso=_bool(d, "gso", where),
                             gro=_bool(d, "gro", where), busy_poll=_bool(d, "busy_poll", where),
                             pacing=Pacing.from_json(_mapping(d, "pacing", where), f"{where}.pacing"))
+    if kind is TransportKind.TCP:
+        return TcpTransport(host=_str(d, "host", where), port=_int(d, "port", where),
+                            socket_buffer_bytes=_int(d, "socket_buffer_bytes", where),
+                            write_bytes=_int(d, "write_bytes", where), congestion=_str(d, "congestion", where),
+                            nodelay=_bool(d, "nodelay", where))
     if kind is TransportKind.SHM:
         return ShmTransport(path=_str(d, "path", where), slots=_int(d, "slots", where),
                             publish=RingPublish(_str(d, "publish", where)))

@@ -94,7 +94,7 @@ class qa_rig_sink(gr_unittest.TestCase):
             hilrig.rig_sink("sc8", 1, udp, wire_format="sc16")
         with self.assertRaisesRegex(ValueError, "endpoint nowhere is not JSON"):
             hilrig.rig_sink("sc16", 1, "nowhere")
-        with self.assertRaisesRegex(ValueError, "kind 'usb' is not one of udp, shm"):
+        with self.assertRaisesRegex(ValueError, "kind 'usb' is not one of udp, tcp, shm"):
             hilrig.rig_sink("sc16", 1, {"kind": "usb"})
         with self.assertRaisesRegex(ValueError, "port"):
             hilrig.rig_sink("sc16", 1, {"kind": "udp", "host": "127.0.0.1"})

@@ -98,12 +98,12 @@ class qa_rig_source(gr_unittest.TestCase):
     def loopback(self, transport, fmt, channels, n):
         """pattern_source -> rig_sink ~transport~> rig_source -> pattern_check."""
         rx = gr.top_block()
-        src = hilrig.rig_source(fmt, channels, transport, "127.0.0.1:0" if transport == "udp" else "",
+        src = hilrig.rig_source(fmt, channels, transport, "127.0.0.1:0" if transport in ("udp", "tcp") else "",
                                 frame_bytes=8000, ring_slots=64)
         chk = hilrig.pattern_check(fmt, channels, stats_interval_s=0)
         for ch in range(channels):
             rx.connect((src, ch), (chk, ch))
-        # UDP has no flow control: the sender is paced (a full shm ring is waited on).
+        # UDP has no flow control: the sender is paced (a full shm ring or tcp send buffer is waited on).
         gen = hilrig.pattern_source(fmt, channels, 2_000_000.0 if transport == "udp" else 0.0)
         # The sink is wired to the source the obvious way: with the source's endpoint.
         sink = hilrig.rig_sink(fmt, channels, src.endpoint(), frame_bytes=8000, wire_format="sc16")
@@ -153,6 +153,11 @@ class qa_rig_source(gr_unittest.TestCase):
 
     def test_udp_loopback_is_gapless_fc32(self):
         self.loopback("udp", "fc32", 1, 200_000)
+
+    def test_tcp_loopback_is_gapless(self):
+        # rig_source listens, rig_sink connects to its endpoint: the same blocks, the core's tcp.
+        src = self.loopback("tcp", "sc16", 2, 600_000)
+        self.assertEqual(src.stats()["malformed_frames"], 0)
 
 
 if __name__ == "__main__":

@@ -67,13 +67,14 @@ const char* direction_name(Direction d) {
   }
 }
 const char* transport_kind_name(TransportKind k) {
-  return k == TransportKind::udp ? "udp" : k == TransportKind::shm ? "shm" : "usb";
+  return k == TransportKind::udp ? "udp" : k == TransportKind::shm ? "shm" : k == TransportKind::tcp ? "tcp" : "usb";
 }
 TransportKind parse_transport_kind(const std::string& s, const std::string& where) {
   if (s == "udp") return TransportKind::udp;
   if (s == "shm") return TransportKind::shm;
   if (s == "usb") return TransportKind::usb;
-  bad(where, "must be \"udp\", \"shm\" or \"usb\", got \"" + s + "\"");
+  if (s == "tcp") return TransportKind::tcp;
+  bad(where, "must be \"udp\", \"tcp\", \"shm\" or \"usb\", got \"" + s + "\"");
 }
 
 StreamConfig default_stream_config(TransportKind kind, std::uint32_t frame_bytes) {
@@ -97,6 +98,9 @@ json to_json(const TransportSpec& t) {
   if (t.kind == TransportKind::udp)
     return {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes", t.socket_buffer_bytes},
             {"gso", t.gso}, {"gro", t.gro}, {"busy_poll", t.busy_poll}, {"pacing", to_json(t.pacing)}};
+  if (t.kind == TransportKind::tcp)
+    return {{"kind", "tcp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes", t.socket_buffer_bytes},
+            {"write_bytes", t.write_bytes}, {"congestion", t.congestion}, {"nodelay", t.nodelay}};
   if (t.kind == TransportKind::usb)
     return {{"kind", "usb"}, {"link", t.link}, {"transfer_bytes", t.transfer_bytes}, {"transfers", t.transfers}};
   return {{"kind", "shm"}, {"path", t.path}, {"slots", t.slots}, {"publish", ring_publish_name(t.publish)}};
@@ -177,6 +181,18 @@ TransportSpec transport_from_json(const json& t, const std::string& where) {
     s.gro = get_bool(t, "gro", where);
     s.busy_poll = get_bool(t, "busy_poll", where);
     s.pacing = pacing_from_json(need(t, "pacing", where), where + ".pacing");
+  } else if (s.kind == TransportKind::tcp) {
+    s.host = get_string(t, "host", where);
+    s.port = std::uint16_t(get_uint(t, "port", 0, 65535, where));
+    s.socket_buffer_bytes = std::uint32_t(get_uint(t, "socket_buffer_bytes", 0, 1u << 30, where));
+    s.write_bytes = std::uint32_t(get_uint(t, "write_bytes", 0, 1u << 30, where));
+    s.congestion = get_string(t, "congestion", where);
+    // TCP_CONGESTION takes a name of at most TCP_CA_NAME_MAX - 1 (15) characters.
+    if (s.congestion.size() > 15 ||
+        s.congestion.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      bad(where + ".congestion", "must be a congestion control name like \"cubic\" or \"bbr\" (empty: the kernel's default), got \"" +
+                                     s.congestion + "\"");
+    s.nodelay = get_bool(t, "nodelay", where);
   } else if (s.kind == TransportKind::usb) {
     s.link = get_string(t, "link", where);
     if (s.link != "usb2" && s.link != "usb3") bad(where + ".link", "must be \"usb2\" or \"usb3\", got \"" + s.link + "\"");
@@ -195,7 +211,7 @@ TransportSpec transport_at_endpoint(const TransportSpec& base, const json& ep, c
   TransportSpec s = base;
   if (parse_transport_kind(get_string(ep, "kind", where), where + ".kind") != base.kind)
     bad(where + ".kind", std::string("must match the stream's transport kind \"") + transport_kind_name(base.kind) + "\"");
-  if (s.kind == TransportKind::udp) {
+  if (s.kind == TransportKind::udp || s.kind == TransportKind::tcp) {
     s.host = get_string(ep, "host", where);
     s.port = std::uint16_t(get_uint(ep, "port", 0, 65535, where));
   } else if (s.kind == TransportKind::usb) {
@@ -244,7 +260,8 @@ StreamConfig stream_config_from_json(const json& j, const std::string& where) {
 StreamConfig resolve_stream_config(const StreamConfig& complete, const std::string& where) {
   StreamConfig c = stream_config_from_json(to_json(complete), where);
   TransportSpec& t = c.transport;
-  if (t.kind == TransportKind::udp) t.socket_buffer_bytes = std::max(t.socket_buffer_bytes, socket_buffer_for_rate(c));
+  if (t.kind == TransportKind::udp || t.kind == TransportKind::tcp)
+    t.socket_buffer_bytes = std::max(t.socket_buffer_bytes, socket_buffer_for_rate(c));
   if (t.kind == TransportKind::udp && t.pacing.any()) t.gso = false;  // pacing sends one datagram per call
   if (t.kind == TransportKind::shm) t.slots = std::max(t.slots, ring_slots_for_rate(c));
   return c;
@@ -311,11 +328,14 @@ static std::vector<std::string> ring_publish_names() {
 const std::vector<StreamArg>& stream_args() {
   static const std::vector<StreamArg> table = {
       {"WIRE", "/sample_format", StreamArg::kString, "sample format between simulator and host", {"sc16", "sc8"}},
-      {"transport", "/transport/kind", StreamArg::kString, "link between simulator and host", {"udp", "shm"}},
+      {"transport", "/transport/kind", StreamArg::kString, "link between simulator and host", {"udp", "tcp", "shm"}},
       {"frame_bytes", "/frame_bytes", StreamArg::kInt, "whole frame incl. 48-byte header (the MTU follows)", {}},
-      {"host", "/transport/host", StreamArg::kString, "udp: address the host receiver binds", {}},
+      {"host", "/transport/host", StreamArg::kString, "udp, tcp: address the host receiver binds", {}},
       {"socket_buffer_bytes", "/transport/socket_buffer_bytes", StreamArg::kInt,
-       "udp: SO_RCVBUF/SO_SNDBUF request (grown to 50 ms of the rate)", {}},
+       "udp, tcp: SO_RCVBUF/SO_SNDBUF request (grown to 50 ms of the rate)", {}},
+      {"write_bytes", "/transport/write_bytes", StreamArg::kInt, "tcp send: bytes per send() call (0: one batch)", {}},
+      {"congestion", "/transport/congestion", StreamArg::kString, "tcp send: TCP_CONGESTION (empty: the kernel's default)", {}},
+      {"nodelay", "/transport/nodelay", StreamArg::kBool, "tcp send: TCP_NODELAY", {}},
       {"gso", "/transport/gso", StreamArg::kBool, "udp: UDP_SEGMENT send batches", {}},
       {"gro", "/transport/gro", StreamArg::kBool, "udp: UDP_GRO coalesced receives", {}},
       {"busy_poll", "/transport/busy_poll", StreamArg::kBool, "udp: spin on the socket", {}},

@@ -48,6 +48,8 @@ inline constexpr std::uint64_t kFaultSeed = 1;
 // USB (docs/usb.md): the bus, and the host's bulk transfers: N of S bytes in flight per direction.
 inline constexpr const char* kUsbLink = "usb2";
 inline constexpr std::uint32_t kUsbTransferBytes = 16384, kUsbTransfers = 16;
+// tcp: how long a sender retries connecting to a receiver that is not listening yet.
+inline constexpr std::uint64_t kTcpConnectTimeoutNs = 5'000'000'000;
 
 constexpr std::uint32_t ring_slots(std::uint32_t frame_bytes) {
   const std::uint64_t s = kRingBytes / (frame_bytes ? frame_bytes : 1);
@@ -61,7 +63,8 @@ constexpr std::uint32_t fifo_frames(std::uint32_t frame_bytes) {
 
 // rx_tx ("rx+tx"): independent RX and TX streams at once on one device (not an echo).
 enum class Direction { rx, tx, loopback, rx_tx };
-enum class TransportKind { udp, shm, usb };  // usb: the simulator's USB link (docs/usb.md)
+// tcp: frames back to back on one connection (docs/transports.md); usb: the simulator's USB link (docs/usb.md)
+enum class TransportKind { udp, shm, usb, tcp };
 
 // udp send: per-datagram pacing (TxPacer::Datagrams; docs/dsl.md "pacing"). At most one
 // field is non-zero; all zero = unpaced. A paced stream sends one datagram per call, so
@@ -82,11 +85,15 @@ struct TransportSpec {
   TransportKind kind = TransportKind::udp;
   std::string host = defaults::kHost;
   std::uint16_t port = 0;
-  std::uint32_t socket_buffer_bytes = defaults::kSocketBufferBytes;  // SO_RCVBUF/SO_SNDBUF asked of the kernel
+  std::uint32_t socket_buffer_bytes = defaults::kSocketBufferBytes;  // SO_RCVBUF/SO_SNDBUF asked of the kernel (udp, tcp)
   bool gso = true;        // udp send: UDP_SEGMENT batches when the kernel takes them
   bool gro = true;        // udp receive: UDP_GRO coalesced receives when the kernel takes them
   bool busy_poll = false; // udp receive: spin on the socket (SO_BUSY_POLL, no poll() sleep)
   PacingSpec pacing;       // udp send: per-datagram pacing (none by default)
+  // tcp (udp's host, port, socket_buffer_bytes too): the receiver listens, the sender connects.
+  std::uint32_t write_bytes = 0;  // tcp send: bytes per send() call; 0 = one batch per call
+  std::string congestion;         // tcp send: TCP_CONGESTION ("cubic", "bbr", ...); empty = the kernel's default
+  bool nodelay = false;           // tcp send: TCP_NODELAY
   std::string path;        // shm: "/proc/<pid>/fd/<n>"; empty = create a ring here
   std::uint32_t slots = defaults::ring_slots(defaults::kFrameBytes);
   RingPublish publish = defaults::kRingPublish;  // shm: how the ring publishes (both ends use it)
@@ -168,7 +175,7 @@ TransportSpec transport_from_json(const nlohmann::json& j, const std::string& wh
 FaultSpec faults_from_json(const nlohmann::json& j, const std::string& where = "faults");
 SimConfig sim_config_from_json(const nlohmann::json& j, const std::string& where = "configure");
 // An endpoint (RxStream::endpoint(), the simulator's answer) applied to a complete
-// transport: kind must match; udp takes host/port, shm path (and slots when given);
+// transport: kind must match; udp and tcp take host/port, shm path (and slots when given);
 // every other field keeps base's value.
 TransportSpec transport_at_endpoint(const TransportSpec& base, const nlohmann::json& endpoint, const std::string& where);
 

@@ -1,6 +1,7 @@
 // A frame sink: frames built in place, then sent to a UDP destination (sendmmsg, GSO
-// batches of equal frames) or published into a shared-memory ring (the producer
-// side), with the core's one send-with-retry (send_with_retry below).
+// batches of equal frames), written to a TCP connection (back to back, write_bytes per
+// send() call) or published into a shared-memory ring (the producer side), with the
+// core's one send-with-retry (send_with_retry below).
 //
 // How a front-end uses it:
 //   FrameSink sink(cfg);                       // connects to / opens cfg.transport
@@ -12,7 +13,10 @@
 // Ring frames are stamped (send time, CRC when the stream has it) at commit, UDP
 // frames with one send time at flush, just before they leave. A paced UDP stream
 // (transport.pacing) sends its datagrams one by one, each stamped when its pacer
-// lets it go (no GSO: a super-packet would leave as one burst).
+// lets it go (no GSO: a super-packet would leave as one burst). TCP frames are stamped
+// when first offered to the socket. flush never leaves a frame half written (the byte
+// stream would lose its framing), so its deadline only drops frames not yet begun;
+// send_some may leave one begun and goes on with it at the next call.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -24,6 +28,7 @@
 #include "hilrig/core/config.hpp"
 #include "hilrig/core/tx_pacer.hpp"
 #include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/tcp.hpp"
 #include "hilrig/io/udp.hpp"
 
 namespace hilrig {
@@ -50,14 +55,15 @@ unsigned send_with_retry(const UdpSocket& sock, unsigned n, std::uint64_t deadli
 class FrameSink {
  public:
   // Sends where cfg.transport says: udp connects to host:port (send buffer of
-  // socket_buffer_bytes, as given), shm opens transport.path (a ring whose slots must
-  // hold frame_bytes).
+  // socket_buffer_bytes, as given), tcp too (retrying for kTcpConnectTimeoutNs while
+  // nothing listens there; congestion and nodelay set before the handshake), shm opens
+  // transport.path (a ring whose slots must hold frame_bytes).
   // Throws std::runtime_error / std::invalid_argument naming what failed.
   explicit FrameSink(const StreamConfig& cfg);
   FrameSink(const FrameSink&) = delete;
   FrameSink& operator=(const FrameSink&) = delete;
 
-  TransportKind kind() const { return ring_ ? TransportKind::shm : TransportKind::udp; }
+  TransportKind kind() const { return cfg_.transport.kind; }
   UdpSocket& socket() { return sock_; }
   // Slots of the ring frames go into (0 over UDP): how many frames the link holds.
   std::uint32_t ring_slots() const { return ring_ ? ring_->ring().slot_count() : 0; }
@@ -67,7 +73,12 @@ class FrameSink {
   bool gso_active() const { return sender_.gso_active(); }
   // Per-datagram pacing (inactive unless transport.pacing is set): achieved periods.
   const TxPacer::Datagrams& pacing() const { return pacing_; }
-  const std::string& buffer_warning() const { return sock_.buffer_warning(); }
+  const std::string& buffer_warning() const { return tcp_.valid() ? tcp_.buffer_warning() : sock_.buffer_warning(); }
+  // tcp: the connection's figures (TcpInfo as JSON), null for the other transports.
+  // Safe to call while another thread sends.
+  nlohmann::json tcp_info() const { return tcp_.valid() ? to_json(tcp_.info()) : nlohmann::json(nullptr); }
+  // tcp: waits up to timeout_ms for room in the socket's send buffer.
+  bool wait_writable(int timeout_ms) const { return tcp_.valid() ? tcp_.wait_writable(timeout_ms) : sock_.wait_writable(timeout_ms); }
 
   // Room for the next frame: a ring slot (waiting up to timeout_ns for one) or the
   // next place in the UDP batch (never waits). nullptr: no room.
@@ -77,13 +88,32 @@ class FrameSink {
   // Sends what was committed, retrying a busy socket until deadline_ns (or *stop).
   // Returns the frames sent; the others of the batch are lost.
   unsigned flush(std::uint64_t deadline_ns, const std::atomic<bool>* stop = nullptr);
+  // tcp (the simulator's device FIFO): sends what the connection takes until deadline_ns
+  // and keeps the rest, in order, for the next send_some / flush (a frame the connection
+  // took part of stays begun: the next call goes on with it). Returns the frames sent whole.
+  unsigned send_some(std::uint64_t deadline_ns);
+  // tcp: frames committed and not sent whole yet; drop_pending(n) discards up to n of
+  // them, oldest first, never a begun one, and returns how many.
+  unsigned pending() const { return n_; }
+  unsigned drop_pending(unsigned n);
   // errno of the last failed send (0: none).
   int error() const { return error_; }
 
  private:
   std::uint8_t* at(unsigned i) { return buf_.data() + std::size_t(i) * max_len_; }
+  // tcp: writes the committed frames until deadline_ns (or *stop), keeping the unsent
+  // ones (finish_begun: a frame begun is written whole first); returns the frames
+  // written whole.
+  unsigned write_tcp(std::uint64_t deadline_ns, const std::atomic<bool>* stop, bool finish_begun);
   StreamConfig cfg_;
   UdpSocket sock_;
+  // tcp: frames back to back in buf_: frame i at offs_[i], lens_[i] bytes; fill_ bytes
+  // in all; the first head_sent_ bytes (of frame 0) are written already; the first
+  // stamped_ frames were stamped when first offered.
+  TcpSocket tcp_;
+  std::vector<std::size_t> offs_;
+  std::size_t fill_ = 0, head_sent_ = 0;
+  unsigned stamped_ = 0;
   UdpSender sender_;
   TxPacer::Datagrams pacing_;
   std::unique_ptr<ShmProducer> ring_;

@@ -1,6 +1,9 @@
 #include "hilrig/io/frame_source.hpp"
 
+#include <sys/socket.h>
+
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
 #include "hilrig/core/clock.hpp"
@@ -22,6 +25,12 @@ FrameSource::FrameSource(const StreamConfig& cfg) : cfg_(cfg) {
     max_len_ = cfg_.frame_bytes;
     return;
   }
+  if (cfg_.transport.kind == TransportKind::tcp) {
+    listener_ = TcpSocket::listen_on(cfg_.transport.host, cfg_.transport.port, cfg_.transport.socket_buffer_bytes);
+    max_len_ = cfg_.frame_bytes;
+    reasm_ = std::make_unique<FrameReassembler>(max_len_);
+    return;
+  }
   if (cfg_.transport.path.empty()) {
     ring_ = std::make_unique<ShmConsumer>(ShmRing::create(cfg_.transport.slots, cfg_.frame_bytes, cfg_.transport.publish));
   } else {
@@ -38,6 +47,12 @@ bool FrameSource::gro_wanted() const { return cfg_.transport.gro && udp_offload_
 
 std::vector<std::string> FrameSource::warnings() const {
   std::vector<std::string> w;
+  if (reasm_) {
+    if (!listener_.buffer_warning().empty()) w.push_back(listener_.buffer_warning());
+    std::lock_guard<std::mutex> lock(tcp_mu_);
+    if (!tcp_error_.empty()) w.push_back(tcp_error_);
+    return w;
+  }
   if (ring_ || feed_) return w;
   if (!sock_.buffer_warning().empty()) w.push_back(sock_.buffer_warning());
   if (gro_wanted() && !gro_) w.push_back("udp: the kernel refused UDP_GRO; receiving one datagram per message");
@@ -48,6 +63,12 @@ nlohmann::json FrameSource::endpoint() const {
   if (ring_) return {{"kind", "shm"}, {"path", ring_->ring().path()}, {"slots", ring_->ring().slot_count()},
                      {"publish", ring_publish_name(ring_->ring().publish())}};
   if (feed_) return {{"kind", "usb"}};
+  if (reasm_)
+    return {{"kind", "tcp"},
+            {"host", cfg_.transport.host},
+            {"port", listener_.local_port()},
+            {"socket_buffer_bytes", cfg_.transport.socket_buffer_bytes},
+            {"socket_buffer_bytes_granted", socket_buffer_granted(listener_.fd(), true)}};
   return {{"kind", "udp"},
           {"host", cfg_.transport.host},
           {"port", sock_.local_port()},
@@ -55,6 +76,67 @@ nlohmann::json FrameSource::endpoint() const {
           {"socket_buffer_bytes_granted", sock_.granted_rcvbuf()},
           {"gso", cfg_.transport.gso},
           {"gro", gro_}};
+}
+
+nlohmann::json FrameSource::tcp_info() const {
+  if (!reasm_) return nullptr;
+  std::lock_guard<std::mutex> lock(tcp_mu_);
+  return to_json(conn_.info());
+}
+
+bool FrameSource::wait_tcp(std::uint64_t timeout_ns) {
+  if (reasm_->ready()) return true;  // frames of the last read are left
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  auto wait_ms = [&] {
+    const std::uint64_t now = now_ns();
+    return now >= deadline ? -1 : int(std::min<std::uint64_t>((deadline - now + 999'999) / 1'000'000, 1000));
+  };
+  for (;;) {
+    if (!conn_.valid() || conn_ended_) {  // a sender connects (again, after a stream ended)
+      TcpSocket c = listener_.accept_one();
+      if (!c.valid()) {
+        const int ms = wait_ms();
+        if (ms < 0) return false;
+        listener_.wait_readable(ms);
+        continue;
+      }
+      std::lock_guard<std::mutex> lock(tcp_mu_);
+      conn_ = std::move(c);
+      conn_ended_ = false;
+      reasm_->reset();
+    }
+    std::size_t room = 0;
+    std::uint8_t* p = reasm_->space(&room);
+    const ssize_t n = ::recv(conn_.fd(), p, room, MSG_DONTWAIT);
+    if (n > 0) {
+      reasm_->filled(std::size_t(n));
+      if (reasm_->ready()) return true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      const int ms = wait_ms();
+      if (ms < 0) return false;
+      conn_.wait_readable(ms);
+      continue;
+    }
+    // The sender closed the connection (EOF: the end of its stream) or it broke.
+    const int err = n < 0 ? errno : 0;
+    conn_ended_ = true;
+    const auto [have, expected] = reasm_->cut();
+    if (have || err) {
+      std::lock_guard<std::mutex> lock(tcp_mu_);
+      tcp_error_ = "tcp: the connection from the sender " + std::string(err ? std::strerror(err) : "closed") +
+                   (have ? " inside a frame (" + std::to_string(have) + " of its " + std::to_string(expected) +
+                               " bytes arrived)"
+                         : std::string());
+    }
+    if (have) return true;  // the cut frame, malformed
+    if (err) {
+      error_ = err;
+      return false;
+    }
+  }
 }
 
 void FrameSource::next_message() {
@@ -91,6 +173,7 @@ void FrameSource::release_transfer() {
 }
 
 bool FrameSource::wait(std::uint64_t timeout_ns) {
+  if (reasm_) return wait_tcp(timeout_ns);
   if (feed_) {
     if (xfer_off_ < xfer_bytes_) return true;  // frames of the last transfer are left
     release_transfer();

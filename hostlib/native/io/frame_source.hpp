@@ -1,5 +1,6 @@
 // A frame source: received frames, read in place, from a UDP socket (recvmmsg
-// batches, GRO super-packets split into their datagrams), a shared-memory ring
+// batches, GRO super-packets split into their datagrams), a TCP connection (the byte
+// stream cut into frames by their headers, io/tcp.hpp), a shared-memory ring
 // (SPSC, the consumer side) or a transfer feed (the USB engine's completed IN
 // transfers, each split into the frames packed in it).
 //
@@ -23,13 +24,16 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "hilrig/core/config.hpp"
+#include "hilrig/io/frame_view.hpp"
 #include "hilrig/io/shm_ring.hpp"
+#include "hilrig/io/tcp.hpp"
 #include "hilrig/io/udp.hpp"
 
 namespace hilrig {
@@ -54,17 +58,11 @@ class TransferFeed {
   ~TransferFeed() = default;
 };
 
-struct FrameView {
-  const std::uint8_t* data = nullptr;
-  std::uint32_t len = 0;
-  bool malformed = false;
-  explicit operator bool() const { return data != nullptr; }
-};
-
 class FrameSource {
  public:
   // Receives as cfg.transport says, its sizes as given (resolve_stream_config sized them):
-  // udp binds host:port (port 0: any free port) with socket_buffer_bytes; shm creates a
+  // udp binds host:port (port 0: any free port) with socket_buffer_bytes; tcp listens
+  // there the same way and takes the first sender that connects; shm creates a
   // ring of transport.slots when transport.path is empty, else opens that ring. Throws
   // std::runtime_error / std::invalid_argument naming what failed.
   explicit FrameSource(const StreamConfig& cfg);
@@ -74,20 +72,27 @@ class FrameSource {
   FrameSource(const FrameSource&) = delete;
   FrameSource& operator=(const FrameSource&) = delete;
 
-  TransportKind kind() const { return ring_ ? TransportKind::shm : feed_ ? TransportKind::usb : TransportKind::udp; }
+  TransportKind kind() const { return cfg_.transport.kind; }
   // Where a sender sends: {"kind": "udp", "host", "port", socket buffer figures, "gso",
-  // "gro"}, {"kind": "shm", "path", "slots"} or {"kind": "usb"} (the engine's device).
+  // "gro"}, {"kind": "tcp", "host", "port", socket buffer figures}, {"kind": "shm",
+  // "path", "slots"} or {"kind": "usb"} (the engine's device).
   nlohmann::json endpoint() const;
   std::uint16_t port() const { return sock_.local_port(); }
-  // Problems found while setting up (a socket buffer capped by rmem_max, GRO refused).
+  // Problems found while setting up (a socket buffer capped by rmem_max, GRO refused),
+  // and a TCP stream that ended inside a frame.
   std::vector<std::string> warnings() const;
+  // tcp: the connection's figures (TcpInfo as JSON; connected false before a sender
+  // came); null for the other transports. Safe to call while another thread receives.
+  nlohmann::json tcp_info() const;
 
   // Gives the released frames back to the sender, then waits up to timeout_ns for
   // more (0: only looks). True when a batch is ready for take(), at once when frames
   // of the last one are left; false on timeout (or a socket error: error() says which).
   [[nodiscard]] bool wait(std::uint64_t timeout_ns);
   // The next frame of the ready batch; empty when the batch is used up.
-  [[nodiscard]] FrameView take() { return ring_ ? take_slot() : !feed_ ? take_datagram() : take_transfer(); }
+  [[nodiscard]] FrameView take() {
+    return ring_ ? take_slot() : reasm_ ? reasm_->take() : !feed_ ? take_datagram() : take_transfer();
+  }
   // The last taken frame is done with: call it after each take(), before the next. A ring
   // slot goes back to the sender at the next wait() or release_batch(), a transfer when
   // its batch is released.
@@ -97,7 +102,8 @@ class FrameSource {
   // The last taken frame is not a frame of this stream after all (RxChecker::on_frame
   // refused it); release() it as usual. A transfer's next frame is found from this
   // one's header, so the rest of the transfer is lost (the next frame's seq counts it
-  // missing); a datagram or slot stands alone.
+  // missing); a datagram or slot stands alone, and so does a TCP frame (its length was
+  // good, or take() would have called it malformed).
   void reject() {
     if (feed_) xfer_off_ = xfer_bytes_;
   }
@@ -150,7 +156,16 @@ class FrameSource {
   void release_transfer();
 
   bool gro_wanted() const;
+  // tcp: the end of a wait(): bytes read into the reassembler, a connection accepted.
+  bool wait_tcp(std::uint64_t timeout_ns);
   StreamConfig cfg_;
+  // tcp: the listener, the one connection read from (replaced under tcp_mu_ while
+  // tcp_info() may read it), its bytes cut into frames, and why it ended badly.
+  TcpSocket listener_, conn_;
+  bool conn_ended_ = false;
+  std::unique_ptr<FrameReassembler> reasm_;
+  std::string tcp_error_;
+  mutable std::mutex tcp_mu_;
   UdpSocket sock_;
   bool gro_ = false, busy_poll_ = false;
   std::unique_ptr<UdpRecvBatch> batch_;

@@ -49,6 +49,7 @@ nlohmann::json RxStream::stats() const {
   nlohmann::json s = counters_json(c_);
   s["thread_cpu_ns"] = thread_.cpu_ns();
   s["warnings"] = warnings();
+  if (src_.kind() == TransportKind::tcp) s["tcp"] = src_.tcp_info();  // the receiving end's view
   return s;
 }
 

@@ -73,7 +73,7 @@ void TxStream::run() {
 nlohmann::json TxStream::stats() const {
   auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
   const std::uint64_t cpu_ns = thread_.cpu_ns();
-  return {{"frames_sent", g(c_.frames_sent)},         {"samples_sent", g(c_.samples_sent)},
+  nlohmann::json s = {{"frames_sent", g(c_.frames_sent)},         {"samples_sent", g(c_.samples_sent)},
           {"payload_bytes_sent", g(c_.payload_bytes_sent)}, {"send_errors", g(c_.send_errors)},
           {"start_ns", g(c_.start_ns)},               {"last_send_ns", g(c_.last_send_ns)},
           {"thread_cpu_ns", cpu_ns},
@@ -85,6 +85,8 @@ nlohmann::json TxStream::stats() const {
           {"pacing_waits_slept", sink_.pacing().waits_slept()},
           {"pacing_waits_spun", sink_.pacing().waits_spun()},
           {"warnings", sink_.buffer_warning().empty() ? nlohmann::json::array() : nlohmann::json::array({sink_.buffer_warning()})}};
+  if (sink_.kind() == TransportKind::tcp) s["tcp"] = sink_.tcp_info();  // the sending end's own figures
+  return s;
 }
 
 }  // namespace hilrig

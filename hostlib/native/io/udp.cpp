@@ -12,41 +12,43 @@
 #include <stdexcept>
 
 namespace hilrig {
-namespace {
-sockaddr_in make_addr(const std::string& host, std::uint16_t port, const char* what) {
+sockaddr_in ipv4_address(const std::string& host, std::uint16_t port, const char* what) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1)
-    throw std::runtime_error(std::string("udp ") + what + ": host '" + host + "' is not an IPv4 address");
+    throw std::runtime_error(std::string(what) + ": host '" + host + "' is not an IPv4 address");
   return a;
+}
+std::uint32_t socket_buffer_granted(int fd, bool receive) {
+  int v = 0;
+  socklen_t l = sizeof v;
+  getsockopt(fd, SOL_SOCKET, receive ? SO_RCVBUF : SO_SNDBUF, &v, &l);
+  return std::uint32_t(v);
+}
+std::string set_socket_buffer(int fd, bool receive, std::uint32_t bytes, const char* proto) {
+  if (!bytes) return {};
+  int v = int(std::min<std::uint32_t>(bytes, 0x7fffffff));
+  const int force = receive ? SO_RCVBUFFORCE : SO_SNDBUFFORCE, plain = receive ? SO_RCVBUF : SO_SNDBUF;
+  if (setsockopt(fd, SOL_SOCKET, force, &v, sizeof v) != 0) setsockopt(fd, SOL_SOCKET, plain, &v, sizeof v);
+  std::uint32_t got = socket_buffer_granted(fd, receive) / 2;
+  if (got >= bytes) return {};
+  const char* sysctl = receive ? "net.core.rmem_max" : "net.core.wmem_max";
+  return std::string(proto) + ": " + (receive ? "receive" : "send") + " buffer " + std::to_string(bytes) +
+         " bytes requested, the kernel granted " + std::to_string(got) + " (capped by " + sysctl +
+         "); frames may be lost at high rates: sudo sysctl -w " + sysctl + "=" + std::to_string(bytes);
+}
+
+namespace {
+sockaddr_in make_addr(const std::string& host, std::uint16_t port, const char* what) {
+  return ipv4_address(host, port, (std::string("udp ") + what).c_str());
 }
 int make_socket() {
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw std::runtime_error(std::string("udp: socket() failed: ") + std::strerror(errno));
   return fd;
 }
-std::uint32_t getbuf(int fd, int opt) {
-  int v = 0;
-  socklen_t l = sizeof v;
-  getsockopt(fd, SOL_SOCKET, opt, &v, &l);
-  return std::uint32_t(v);
-}
-// Sets a socket buffer; tries the FORCE variant first (root/CAP_NET_ADMIN may pass
-// rmem_max), then the plain one. Returns a warning when the kernel granted less
-// (Linux reports twice the usable size, hence the / 2).
-std::string setbuf(int fd, bool receive, std::uint32_t bytes) {
-  if (!bytes) return {};
-  int v = int(std::min<std::uint32_t>(bytes, 0x7fffffff));
-  const int force = receive ? SO_RCVBUFFORCE : SO_SNDBUFFORCE, plain = receive ? SO_RCVBUF : SO_SNDBUF;
-  if (setsockopt(fd, SOL_SOCKET, force, &v, sizeof v) != 0) setsockopt(fd, SOL_SOCKET, plain, &v, sizeof v);
-  std::uint32_t got = getbuf(fd, plain) / 2;
-  if (got >= bytes) return {};
-  const char* sysctl = receive ? "net.core.rmem_max" : "net.core.wmem_max";
-  return std::string("udp: ") + (receive ? "receive" : "send") + " buffer " + std::to_string(bytes) +
-         " bytes requested, the kernel granted " + std::to_string(got) + " (capped by " + sysctl +
-         "); frames may be lost at high rates: sudo sysctl -w " + sysctl + "=" + std::to_string(bytes);
-}
+std::string setbuf(int fd, bool receive, std::uint32_t bytes) { return set_socket_buffer(fd, receive, bytes, "udp"); }
 }  // namespace
 
 UdpSocket::~UdpSocket() {
@@ -89,8 +91,8 @@ std::uint16_t UdpSocket::local_port() const {
   getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &l);
   return ntohs(a.sin_port);
 }
-std::uint32_t UdpSocket::granted_rcvbuf() const { return getbuf(fd_, SO_RCVBUF); }
-std::uint32_t UdpSocket::granted_sndbuf() const { return getbuf(fd_, SO_SNDBUF); }
+std::uint32_t UdpSocket::granted_rcvbuf() const { return socket_buffer_granted(fd_, true); }
+std::uint32_t UdpSocket::granted_sndbuf() const { return socket_buffer_granted(fd_, false); }
 
 bool UdpSocket::enable_gro() {
   int one = 1;

@@ -12,6 +12,16 @@
 
 namespace hilrig {
 
+// Socket helpers of the udp and tcp transports. proto/what name the transport in messages.
+// An IPv4 address; throws std::runtime_error when host is not one.
+sockaddr_in ipv4_address(const std::string& host, std::uint16_t port, const char* what);
+// Sets SO_RCVBUF/SO_SNDBUF to bytes (SO_*BUFFORCE first, which CAP_NET_ADMIN may take past
+// rmem_max/wmem_max; 0: leaves the kernel's default). Returns a UHD-style warning when
+// the kernel granted less, else empty.
+std::string set_socket_buffer(int fd, bool receive, std::uint32_t bytes, const char* proto);
+// The getsockopt value of SO_RCVBUF / SO_SNDBUF (Linux reports twice the usable size).
+std::uint32_t socket_buffer_granted(int fd, bool receive);
+
 class UdpSocket {
  public:
   UdpSocket() = default;

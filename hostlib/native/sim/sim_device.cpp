@@ -33,6 +33,7 @@ json SimDevice::configure(const json& req) {
 
   // Open links first, then commit: a failed configure leaves the old state intact.
   UdpSocket rx_sock;
+  std::unique_ptr<FrameSink> rx_sink;
   std::unique_ptr<ShmProducer> rx_ring;
   std::unique_ptr<FrameSource> tx_in;
   std::unique_ptr<UsbSimDeviceEnd> usb;
@@ -59,6 +60,7 @@ json SimDevice::configure(const json& req) {
     cfg_ = sc;
     plan_ = std::move(plan);
     rx_sock_ = UdpSocket();
+    rx_sink_.reset();
     rx_ring_.reset();
     tx_in_.reset();
     usb_ = std::move(usb);
@@ -75,6 +77,12 @@ json SimDevice::configure(const json& req) {
   if (cfg.direction == Direction::rx || cfg.direction == Direction::loopback || both) {
     if (t.kind == TransportKind::udp) {
       rx_sock = UdpSocket::connect_to(t.host, t.port, t.socket_buffer_bytes);
+    } else if (t.kind == TransportKind::tcp) {
+      if (cfg.direction == Direction::loopback)
+        throw std::invalid_argument("configure.transport: the simulator loops back over udp, shm or usb, not tcp");
+      StreamConfig to = cfg;
+      to.transport = t;
+      rx_sink = std::make_unique<FrameSink>(to);  // the host's receiver listens: connect to it
     } else {
       if (t.path.empty()) throw std::invalid_argument("configure.transport.path: the host's ring path is needed for rx/loopback over shm");
       rx_ring = std::make_unique<ShmProducer>(ShmRing::open(t.path, t.publish));
@@ -91,19 +99,23 @@ json SimDevice::configure(const json& req) {
     listen.transport.busy_poll = false;    // the device's consumer sleeps between batches
     tx_in = std::make_unique<FrameSource>(listen);
     const json e = tx_in->endpoint();
-    if (tl.kind == TransportKind::udp)
-      endpoint = {{"kind", "udp"}, {"host", tl.host}, {"port", e["port"]}, {"socket_buffer_bytes", tl.socket_buffer_bytes},
+    if (tl.kind == TransportKind::udp || tl.kind == TransportKind::tcp)
+      endpoint = {{"kind", transport_kind_name(tl.kind)}, {"host", tl.host}, {"port", e["port"]},
+                  {"socket_buffer_bytes", tl.socket_buffer_bytes},
                   {"socket_buffer_bytes_granted", e["socket_buffer_bytes_granted"]}};
     else
       endpoint = {{"kind", "shm"}, {"path", e["path"]}, {"slots", e["slots"]}, {"publish", e["publish"]}};
   } else if (t.kind == TransportKind::udp) {
     endpoint = {{"kind", "udp"}, {"host", t.host}, {"port", t.port}, {"socket_buffer_bytes_granted", rx_sock.granted_sndbuf()}};
+  } else if (t.kind == TransportKind::tcp) {
+    endpoint = {{"kind", "tcp"}, {"host", t.host}, {"port", t.port}, {"tcp", rx_sink->tcp_info()}};
   } else {
     endpoint = {{"kind", "shm"}, {"path", t.path}, {"publish", ring_publish_name(t.publish)}};
   }
   cfg_ = sc;
   plan_ = std::move(plan);
   rx_sock_ = std::move(rx_sock);
+  rx_sink_ = std::move(rx_sink);
 
   rx_ring_ = std::move(rx_ring);
   tx_in_ = std::move(tx_in);
@@ -155,6 +167,10 @@ void SimDevice::start() {
         ShmRingLink link(*rx_ring_, cfg_.stream, tally);
         return run_rtl(&link);
       }
+      if (rx_sink_) {
+        TcpSinkLink link(*rx_sink_, tally);
+        return run_rtl(&link);
+      }
       UdpBatchLink link(rx_sock_, cfg_.stream, tally);
       return run_rtl(&link);
     }
@@ -166,6 +182,9 @@ void SimDevice::start() {
       run_rx(link);
     } else if (rx_ring_) {
       ShmRingLink link(*rx_ring_, cfg_.stream, tally);
+      run_rx(link);
+    } else if (rx_sink_) {
+      TcpSinkLink link(*rx_sink_, tally);
       run_rx(link);
     } else {
       UdpBatchLink link(rx_sock_, cfg_.stream, tally);
@@ -222,6 +241,9 @@ json SimDevice::stats() const {
   const PlayoutClock::Played played = playout_ ? playout_->played() : PlayoutClock::Played{};
   s["tx_samples_played"] = played.samples;
   s["tx_played_ns"] = played.at_ns;
+  // tcp: the connection's own figures, from the sender's end (RX: this device) or the receiver's (TX).
+  if (rx_sink_) s["tcp"] = rx_sink_->tcp_info();
+  else if (tx_in_ && tx_in_->kind() == TransportKind::tcp) s["tcp"] = tx_in_->tcp_info();
   return s;
 }
 

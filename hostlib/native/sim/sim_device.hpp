@@ -64,6 +64,7 @@ class SimDevice {
   FaultPlan plan_;
   // RX path
   UdpSocket rx_sock_;
+  std::unique_ptr<FrameSink> rx_sink_;  // tcp: connected to the host's receiver
   std::unique_ptr<ShmProducer> rx_ring_;
   // TX path (host -> sim)
   std::unique_ptr<FrameSource> tx_in_;

@@ -117,6 +117,47 @@ class UdpBatchLink {
   unsigned n_ = 0, stamped_ = 0;
 };
 
+// TCP: frames into the core's FrameSink, which keeps what the connection does not take
+// yet (the socket's send buffer is full: the receiver is slow) as pending frames, the
+// device FIFO's backlog; overflow discards the oldest of them (never one begun).
+class TcpSinkLink {
+ public:
+  TcpSinkLink(FrameSink& sink, LinkTally tally) : sink_(sink), tally_(tally) {}
+
+  std::uint8_t* acquire() { return sink_.acquire(0); }
+  void commit(std::uint32_t len) { sink_.commit(len); }
+  bool batch_full() const { return sink_.pending() + 2 > sink_.batch_capacity(); }  // a pair always fits
+  bool room_for(unsigned k) const { return sink_.pending() + k <= sink_.batch_capacity(); }
+  void end_batch(bool) {
+    if (sink_.pending() == 0) return;
+    const unsigned sent = sink_.send_some(now_ns());
+    tally_.sent(sent);
+    if (sink_.error()) {  // the connection broke: the receiver is gone, the frames are lost on the link
+      counter_add(tally_.link_errors);
+      return;
+    }
+    if (sink_.pending()) sink_.wait_writable(1);  // the send buffer is full: give it a moment
+  }
+  std::uint64_t pending() const { return sink_.pending(); }
+  std::uint64_t drop_pending(std::uint64_t k) { return sink_.drop_pending(unsigned(std::min<std::uint64_t>(k, ~0u))); }
+  std::uint64_t free_frames() const { return 0; }  // the receiver's free buffer is unknown here
+  bool full(std::uint64_t) const { return sink_.pending() > 0; }
+  void idle_until(std::uint64_t t) { sleep_until_ns(t); }
+  template <class Build>
+  void finish(Build&& build_last, std::uint64_t deadline) {
+    while (sink_.pending() && !sink_.error() && now_ns() < deadline) end_batch(true);
+    sink_.drop_pending(sink_.pending());
+    if (std::uint8_t* p = sink_.acquire(0)) {
+      sink_.commit(build_last(p));
+      tally_.sent(sink_.flush(deadline));
+    }
+  }
+
+ private:
+  FrameSink& sink_;
+  LinkTally tally_;
+};
+
 // Shared memory: each frame is built in place in a free slot and published with one
 // head store per batch. The send time stamp is re-read after every 64 KiB built, not
 // per frame: at 256-byte frames a clock read per frame cost more than building the

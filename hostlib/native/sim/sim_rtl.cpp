@@ -341,6 +341,7 @@ void SimDevice::run_rtl(Link* rx) {
 
 template void SimDevice::run_rtl<UdpBatchLink>(UdpBatchLink*);
 template void SimDevice::run_rtl<ShmRingLink>(ShmRingLink*);
+template void SimDevice::run_rtl<TcpSinkLink>(TcpSinkLink*);
 template void SimDevice::run_rtl<UsbSimLink>(UsbSimLink*);
 
 }  // namespace hilrig

@@ -79,6 +79,7 @@ void SimDevice::run_rx(Link& link) {
 
 template void SimDevice::run_rx<UdpBatchLink>(UdpBatchLink&);
 template void SimDevice::run_rx<ShmRingLink>(ShmRingLink&);
+template void SimDevice::run_rx<TcpSinkLink>(TcpSinkLink&);
 template void SimDevice::run_rx<UsbSimLink>(UsbSimLink&);
 
 }  // namespace hilrig

@@ -1,7 +1,7 @@
 // SoapySDR module `driver=hilrig`: the simulator hilrig-sim as a SoapySDR device.
 //
 // The device object spawns and controls its own hilrig-sim (SimProcess) and moves
-// frames with the native core's UDP or shared-memory transport, so any SoapySDR
+// frames with the native core's UDP, TCP or shared-memory transport, so any SoapySDR
 // program (SoapySDRUtil, GNU Radio's soapy blocks, hostlib's `soapy` driver) streams
 // from the same simulator the `sim` driver uses. The sample rate is coerced like a
 // device with an integer divider: rate = master_clock / round(master_clock / asked).

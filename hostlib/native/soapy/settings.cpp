@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/convert.hpp"
@@ -120,14 +121,22 @@ std::string HilrigDevice::getNativeStreamFormat(const int, const size_t, double&
 
 // Generated from the core's stream config: every arg, its default, its place.
 SoapySDR::ArgInfoList HilrigDevice::getStreamArgsInfo(const int, const size_t) const {
-  const json d = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::udp));
-  const json d_shm = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::shm));
+  // Each arg's default from the first transport that has the key (udp, tcp, shm).
+  std::vector<json> defaults;
+  for (auto kind : {hilrig::TransportKind::udp, hilrig::TransportKind::tcp, hilrig::TransportKind::shm})
+    defaults.push_back(hilrig::to_json(hilrig::default_sim_config(kind)));
   SoapySDR::ArgInfoList l;
   for (const hilrig::StreamArg& a : hilrig::stream_args()) {
     SoapySDR::ArgInfo info;
     info.key = info.name = a.key;
     const json::json_pointer ptr(a.pointer);
-    const json& v = d.contains(ptr) ? d[ptr] : d_shm[ptr];
+    const json* found = &defaults.back();
+    for (const json& d : defaults)
+      if (d.contains(ptr)) {
+        found = &d;
+        break;
+      }
+    const json& v = (*found)[ptr];
     info.value = v.is_string() ? v.get<std::string>() : v.dump();
     info.description = a.description;
     info.type = a.type == hilrig::StreamArg::kInt    ? SoapySDR::ArgInfo::INT

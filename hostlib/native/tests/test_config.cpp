@@ -134,13 +134,25 @@ TEST(Config, StreamArgsMapOntoTheConfigAndRefuseWhatIsNotThere) {
   };
   EXPECT_NE(err({{"slot", "4"}}).find("unknown to driver=hilrig"), std::string::npos);
   EXPECT_NE(err({{"slots", "4"}}).find("does not apply to transport=udp"), std::string::npos);
+  EXPECT_NE(err({{"write_bytes", "4096"}}).find("does not apply to transport=udp"), std::string::npos);
+  const auto tcp = hilrig::sim_config_from_args({{"transport", "tcp"}, {"write_bytes", "524288"}, {"congestion", "bbr"},
+                                                 {"nodelay", "true"}, {"socket_buffer_bytes", "8388608"}},
+                                                hilrig::Direction::rx, 1, 1e6, 200e6);
+  EXPECT_EQ(tcp.stream.transport.kind, hilrig::TransportKind::tcp);
+  EXPECT_EQ(tcp.stream.transport.write_bytes, 524288u);
+  EXPECT_EQ(tcp.stream.transport.congestion, "bbr");
+  EXPECT_TRUE(tcp.stream.transport.nodelay);
+  EXPECT_EQ(tcp.stream.transport.socket_buffer_bytes, 8u << 20);
+  EXPECT_NE(err({{"transport", "tcp"}, {"slots", "4"}}).find("does not apply to transport=tcp"), std::string::npos);
   EXPECT_NE(err({{"frame_bytes", "12x"}}).find("whole number"), std::string::npos);
   EXPECT_NE(err({{"WIRE", "fc32"}}).find("not one of"), std::string::npos);
   // Every arg of the table points at a key of the config.
   for (const auto& a : hilrig::stream_args()) {
     const json u = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::udp));
     const json s = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::shm));
-    EXPECT_TRUE(u.contains(json::json_pointer(a.pointer)) || s.contains(json::json_pointer(a.pointer))) << a.key;
+    const json t = hilrig::to_json(hilrig::default_sim_config(hilrig::TransportKind::tcp));
+    const json::json_pointer p(a.pointer);
+    EXPECT_TRUE(u.contains(p) || s.contains(p) || t.contains(p)) << a.key;
   }
 }
 
@@ -187,7 +199,9 @@ TEST(Config, ResolveGrowsTheSocketBufferAndRingToTheRateOnce) {
 TEST(Config, ResolveNamesTheKeyItRefuses) {
   auto err = [](const json& partial) { return error_of([&] { hilrig::resolve_stream_config(partial); }); };
   EXPECT_NE(err(json{{"rate_sps", -1}}).find("stream config.rate_sps: must be > 0"), std::string::npos);
-  EXPECT_NE(err(json{{"transport", {{"kind", "tcp"}}}}).find("stream config.transport.kind"), std::string::npos);
+  EXPECT_NE(err(json{{"transport", {{"kind", "sctp"}}}}).find("stream config.transport.kind"), std::string::npos);
+  EXPECT_NE(err(json{{"transport", {{"kind", "tcp"}, {"congestion", "No Such"}}}}).find("transport.congestion"),
+            std::string::npos);
   EXPECT_NE(err(json{{"frame_bytes", 40}}).find("stream config.frame_bytes"), std::string::npos);
   EXPECT_NE(err(json{{"transport", {{"kind", "shm"}, {"slots", 1}}}}).find("transport.slots"), std::string::npos);
   EXPECT_NE(err(json::array()).find("must be an object"), std::string::npos);

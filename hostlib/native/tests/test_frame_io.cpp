@@ -83,7 +83,7 @@ TEST_P(FrameIo, SinkToSourceWholeInOrderOnce) {
 
 // 256 bytes: UDP GSO/GRO batches where the kernel offers them; 4048: one per datagram.
 INSTANTIATE_TEST_SUITE_P(Transports, FrameIo,
-                         ::testing::Combine(::testing::Values("udp", "shm"), ::testing::Values(256u, 4048u)));
+                         ::testing::Combine(::testing::Values("udp", "tcp", "shm"), ::testing::Values(256u, 4048u)));
 
 TEST(FrameSource, OversizedDatagramIsMalformedAndTheNextFrameStillComes) {
   const hilrig::StreamConfig c = stream(hilrig::TransportKind::udp, 256);

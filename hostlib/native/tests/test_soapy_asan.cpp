@@ -76,6 +76,6 @@ TEST_P(SoapyModule, KilledSimulatorIsADeviceError) {
   EXPECT_NE(st["sensors"].value("error", "").find("killed by signal 9"), std::string::npos) << st.dump();
 }
 
-INSTANTIATE_TEST_SUITE_P(Links, SoapyModule, ::testing::Values("udp", "shm"));
+INSTANTIATE_TEST_SUITE_P(Links, SoapyModule, ::testing::Values("udp", "tcp", "shm"));
 
 }  // namespace
