@@ -242,7 +242,8 @@ def fmt_rate(fps: float, size: int) -> str:
     return f"{fps * size / 1e9:6.2f} GB/s  {fps / 1e3:8.1f} kf/s"
 
 
-GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl", "lab")
+GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl", "lab",
+          "rf")
 DEFAULT_GROUPS = tuple(g for g in GROUPS if g != "soapyremote")   # soapy runs the SoapyRemote rows too
 
 
@@ -467,6 +468,10 @@ def main(argv: list[str] | None = None) -> int:
         from .lab import rows as lab_rows
         for lab_row, lab_data in lab_rows(repeats):
             add(*lab_row, data=lab_data)
+    if "rf" in only:
+        from .rf import rows as rf_rows
+        for rf_row, rf_data in rf_rows():
+            add(*rf_row, data=rf_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)
