@@ -114,3 +114,11 @@ def test_native_analyzer_refuses_what_it_cannot_analyze() -> None:
         native.analyze_tone(np.ones(10, dtype=complex), FS_HZ)
     with pytest.raises(ValueError, match="1-D"):
         native.analyze_tone(np.ones((2, 100), dtype=complex), FS_HZ)
+
+
+def test_native_figures_are_the_reference_dataclasses_fields() -> None:
+    from hostlib.reference.rf import ToneAnalysis, ToneTruth
+
+    x = tone(4096, FS_HZ * 0.1, FS_HZ)
+    assert ToneAnalysis(**native.analyze_tone(x, FS_HZ)).n == 4096
+    assert ToneTruth(**native.RfChannel().tone_truth(1e5, 0.5)).freq_hz == 1e5
