@@ -20,6 +20,8 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-numpy
 # make bench (hilrig-bench spsc): Boost.Lockfree's spsc_queue, the ring's outside peer.
 APT_PACKAGES += libboost-dev
+# The RF analyzer's transforms (hostlib/native/rf): FFTW3, found with pkg-config.
+APT_PACKAGES += libfftw3-dev
 # Lab places whose cases run on their rig host over ssh (docs/scale-out.md); the tests run
 # a real sshd on 127.0.0.1 as that rig host.
 APT_PACKAGES += openssh-server openssh-client

@@ -245,7 +245,7 @@ def fmt_rate(fps: float, size: int) -> str:
 
 
 GROUPS = ("udp", "iperf3", "shm", "spsc", "pymmap", "sim", "soapy", "soapyremote", "gnuradio", "usb", "rtl", "lab",
-          "link")
+          "link", "rf")
 DEFAULT_GROUPS = tuple(g for g in GROUPS if g != "soapyremote")   # soapy runs the SoapyRemote rows too
 
 
@@ -474,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
         from .link import rows as link_rows
         for link_row, link_data in link_rows(window_s):
             add(*link_row, data=link_data)
+    if "rf" in only:
+        from .rf import rows as rf_rows
+        for rf_row, rf_data in rf_rows():
+            add(*rf_row, data=rf_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)

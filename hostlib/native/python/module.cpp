@@ -20,6 +20,7 @@ namespace py = pybind11;
 
 void hilrig_bind_devices(py::module_& m);  // python/devices.cpp (UHD, SoapySDR)
 void hilrig_bind_usb(py::module_& m);      // python/usb.cpp (USB engine, libusb backend)
+void hilrig_bind_rf(py::module_& m);       // python/rf.cpp (tone analyzer, channel model)
 using nlohmann::json;
 
 namespace {
@@ -241,4 +242,5 @@ PYBIND11_MODULE(_native, m) {
 
   hilrig_bind_devices(m);
   hilrig_bind_usb(m);
+  hilrig_bind_rf(m);
 }

@@ -1,10 +1,14 @@
 // Uses the installed core the way a lab's tool would: build a counter-pattern frame,
-// decode and check it, then show that a corrupted word is caught. Exit 0 = all agree.
+// decode and check it, then show that a corrupted word is caught; analyze a tone
+// through the RF channel (which links FFTW3 through hilrigConfig.cmake). Exit 0 = all agree.
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
 #include "hilrig/core/frame.hpp"
 #include "hilrig/core/pattern.hpp"
+#include "hilrig/rf/channel.hpp"
+#include "hilrig/rf/tone_analyzer.hpp"
 
 int main() {
   using namespace hilrig;
@@ -31,5 +35,10 @@ int main() {
   std::printf("seq=%llu payload_bytes=%u pattern_errors=%llu after_bitflip=%llu crc_caught=%d\n",
               (unsigned long long)got.seq, got.payload_bytes, (unsigned long long)errors,
               (unsigned long long)corrupted, int(crc_caught));
-  return (got.seq == 7 && got.payload_bytes == kWords * 4 && errors == 0 && corrupted == 1 && crc_caught) ? 0 : 1;
+  rf::Channel channel;
+  channel.snr_db = 30;
+  const auto tone = rf::analyze_tone(channel.apply(rf::tone(4096, 1.2345e5, 1e6), 1e6), 1e6);
+  bool rf_ok = std::abs(tone.snr_db - 30) < 1 && std::abs(tone.freq_hz - 1.2345e5) < 10;
+  std::printf("rf: freq_hz=%.3f snr_db=%.2f\n", tone.freq_hz, tone.snr_db);
+  return (got.seq == 7 && got.payload_bytes == kWords * 4 && errors == 0 && corrupted == 1 && crc_caught && rf_ok) ? 0 : 1;
 }

@@ -1,0 +1,122 @@
+// hostlib._native's RF face: the core's tone analyzer and channel model on numpy arrays
+// (complex128, C-contiguous; anything else is converted by pybind11). The work runs
+// without the GIL.
+#include <pybind11/complex.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <span>
+
+#include "hilrig/rf/channel.hpp"
+#include "hilrig/rf/tone_analyzer.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using cd = std::complex<double>;
+using CArray = py::array_t<cd, py::array::c_style | py::array::forcecast>;
+
+std::span<const cd> samples(const CArray& x) {
+  if (x.ndim() != 1) throw py::value_error("expected a 1-D array of complex samples");
+  return {x.data(), std::size_t(x.shape(0))};
+}
+
+py::dict analysis_dict(const hilrig::rf::ToneAnalysis& a) {
+  py::dict d;
+  d["freq_hz"] = a.freq_hz;
+  d["power_dbfs"] = a.power_dbfs;
+  d["snr_db"] = a.snr_db;
+  d["sinad_db"] = a.sinad_db;
+  d["sfdr_dbc"] = a.sfdr_dbc;
+  d["thd_dbc"] = a.thd_dbc;
+  d["image_dbc"] = a.image_dbc;
+  d["dc_dbfs"] = a.dc_dbfs;
+  d["iq_gain_db"] = a.iq_gain_db;
+  d["iq_phase_deg"] = a.iq_phase_deg;
+  d["noise_dbfs"] = a.noise_dbfs;
+  d["n"] = a.n;
+  return d;
+}
+
+py::dict truth_dict(const hilrig::rf::ToneTruth& t) {
+  py::dict d;
+  d["freq_hz"] = t.freq_hz;
+  d["power_dbfs"] = t.power_dbfs;
+  d["snr_db"] = t.snr_db;
+  d["image_dbc"] = t.image_dbc;
+  d["spur_dbc"] = t.spur_dbc;
+  d["dc_dbfs"] = t.dc_dbfs;
+  return d;
+}
+
+}  // namespace
+
+void hilrig_bind_rf(py::module_& m) {
+  m.def(
+      "analyze_tone",
+      [](const CArray& x, double fs_hz) {
+        auto s = samples(x);
+        hilrig::rf::ToneAnalysis a;
+        {
+          py::gil_scoped_release release;
+          a = hilrig::rf::analyze_tone(s, fs_hz);
+        }
+        return analysis_dict(a);
+      },
+      py::arg("x"), py::arg("fs_hz"),
+      "The figures of a capture holding one dominant tone (the fields of hostlib.reference.rf.ToneAnalysis), "
+      "by the reference's algorithm with FFTW (docs/rf.md).");
+
+  py::class_<hilrig::rf::Channel>(m, "RfChannel",
+                                  "The core's RF channel: hostlib.reference.rf.Channel's impairments, in its order; "
+                                  "the noise is the core's own seeded generator (mt19937_64, Box-Muller).")
+      .def(py::init([](double gain_db, std::optional<double> snr_db, double cfo_hz, double iq_gain_db,
+                       double iq_phase_deg, cd dc_offset, double c3, std::uint64_t seed) {
+             hilrig::rf::Channel c;
+             c.gain_db = gain_db;
+             c.snr_db = snr_db;
+             c.cfo_hz = cfo_hz;
+             c.iq_gain_db = iq_gain_db;
+             c.iq_phase_deg = iq_phase_deg;
+             c.dc_offset = dc_offset;
+             c.c3 = c3;
+             c.seed = seed;
+             return c;
+           }),
+           py::kw_only(), py::arg("gain_db") = 0.0, py::arg("snr_db") = py::none(), py::arg("cfo_hz") = 0.0,
+           py::arg("iq_gain_db") = 0.0, py::arg("iq_phase_deg") = 0.0, py::arg("dc_offset") = cd{},
+           py::arg("c3") = 0.0, py::arg("seed") = 0)
+      .def(
+          "apply",
+          [](const hilrig::rf::Channel& c, const CArray& x, double fs_hz) {
+            auto s = samples(x);
+            std::vector<cd> y;
+            {
+              py::gil_scoped_release release;
+              y = c.apply(s, fs_hz);
+            }
+            CArray out(py::ssize_t(y.size()));
+            std::copy(y.begin(), y.end(), out.mutable_data());
+            return out;
+          },
+          py::arg("x"), py::arg("fs_hz"))
+      .def(
+          "tone_truth",
+          [](const hilrig::rf::Channel& c, double freq_hz, double amplitude) {
+            return truth_dict(c.tone_truth(freq_hz, amplitude));
+          },
+          py::arg("freq_hz"), py::arg("amplitude"));
+
+  m.def(
+      "rf_tone",
+      [](std::size_t n, double freq_hz, double fs_hz, double amplitude, double phase_rad) {
+        auto x = hilrig::rf::tone(n, freq_hz, fs_hz, amplitude, phase_rad);
+        CArray out(py::ssize_t(x.size()));
+        std::copy(x.begin(), x.end(), out.mutable_data());
+        return out;
+      },
+      py::arg("n"), py::arg("freq_hz"), py::arg("fs_hz"), py::arg("amplitude") = 0.5, py::arg("phase_rad") = 0.0,
+      "A*exp(j(2*pi*freq_hz/fs_hz*n + phase_rad)), n = 0..n-1 (complex128).");
+}

@@ -1,0 +1,49 @@
+// The RF channel: impairments with known values applied to complex baseband, and the
+// figures a tone analyzer should find after them (docs/rf.md "The channel"). Same order
+// and formulas as hostlib/reference/rf.py's Channel; the noise is ComplexGaussian's.
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace hilrig::rf {
+
+using cdouble = std::complex<double>;
+
+// A*exp(j(2*pi*freq_hz/fs_hz*n + phase_rad)), n = 0..count-1; its power is A^2.
+std::vector<cdouble> tone(std::size_t count, double freq_hz, double fs_hz, double amplitude = 0.5,
+                          double phase_rad = 0.0);
+
+// What the channel did to a tone, in the analyzer's terms; nullopt: that impairment is off.
+struct ToneTruth {
+  double freq_hz = 0;
+  double power_dbfs = 0;
+  std::optional<double> snr_db;
+  std::optional<double> image_dbc;  // the IQ imbalance's image at -f, relative to the tone
+  std::optional<double> spur_dbc;   // the per-rail cubic's spur at -3f, relative to the tone
+  std::optional<double> dc_dbfs;
+};
+
+struct Channel {
+  double gain_db = 0;
+  std::optional<double> snr_db;  // nullopt: no noise
+  double cfo_hz = 0;
+  double iq_gain_db = 0;    // Q rail gain relative to I
+  double iq_phase_deg = 0;  // Q rail skew from 90 degrees
+  cdouble dc_offset{};
+  double c3 = 0;            // per-rail cubic coefficient
+  std::uint64_t seed = 0;
+
+  // y = mu*x + nu*conj(x): I kept, Q' = g(Q cos(phi) - I sin(phi)).
+  std::pair<cdouble, cdouble> iq_mu_nu() const;
+
+  // In order: gain, per-rail cubic, IQ imbalance, CFO, DC, then complex AWGN of variance
+  // P / 10^(snr_db/10), P the mean power of the signal before the DC offset.
+  std::vector<cdouble> apply(std::span<const cdouble> x, double fs_hz) const;
+
+  ToneTruth tone_truth(double freq_hz, double amplitude) const;
+};
+
+}  // namespace hilrig::rf

@@ -1,0 +1,133 @@
+"""Writes docs/vectors/rf/: tone captures through the reference channel, with the channel's
+parameters, its analytic truth and the reference analyzer's figures in index.json.
+
+    python -m hostlib.reference.gen_rf_vectors [--out docs/vectors/rf]
+
+A capture is the channel's output with its noise realisation in it, stored as `ci16_le`
+(interleaved int16 I/Q, little-endian, full scale 32767 as in rf.quantize) or `cf32_le`
+(interleaved float32 I/Q), the SigMF datatype names. The reference's figures are of the
+samples as stored (read back with read_capture), so every implementation that reads the
+file analyzes the same samples: the native core's gtests and hostlib/tests/test_rf_native.py
+hold it to these figures.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .rf import Channel, ToneAnalysis, analyze_tone, quantize, tone
+
+FS_HZ = 1e6
+CI16_FULL_SCALE = 32767
+# How closely another implementation must reproduce the figures on these samples.
+TOLERANCE = {"freq_bins": 1e-6, "db": 0.01, "iq_gain_db": 0.001, "iq_phase_deg": 0.001}
+
+
+@dataclasses.dataclass(frozen=True)
+class Capture:
+    name: str
+    description: str
+    n: int
+    freq_hz: float
+    amplitude: float
+    channel: Channel
+    datatype: str          # "ci16_le" | "cf32_le"
+
+
+def _c3_for_spur(spur_dbc: float, amplitude: float) -> float:
+    return -10 ** (spur_dbc / 20) * 4 / amplitude ** 2   # first order: c3·a³/4 against a
+
+
+CAPTURES = [
+    Capture("tone_snr20", "AWGN at 20 dB", 8192, FS_HZ * 0.1234567, 0.5, Channel(snr_db=20.0, seed=1), "ci16_le"),
+    Capture("tone_snr40_cfo_gain", "gain -3 dB, CFO 123.4 Hz, AWGN at 40 dB", 8192, FS_HZ * 0.1234567, 0.5,
+            Channel(gain_db=-3.0, cfo_hz=123.4, snr_db=40.0, seed=2), "ci16_le"),
+    Capture("tone_spur60_cf32", "per-rail cubic for a -60 dBc spur at -3f, AWGN at 80 dB", 16384,
+            FS_HZ * 0.0712345, 0.5, Channel(c3=_c3_for_spur(-60.0, 0.5), snr_db=80.0, seed=3), "cf32_le"),
+    Capture("tone_iq_dc", "IQ imbalance 0.5 dB / 2 deg, DC 0.01+0.005j, AWGN at 60 dB", 8192, FS_HZ * 0.2345678, 0.5,
+            Channel(iq_gain_db=0.5, iq_phase_deg=2.0, dc_offset=0.01 + 0.005j, snr_db=60.0, seed=4), "ci16_le"),
+    Capture("tone_clean_ci16", "no impairment: the ci16 quantisation alone", 8192, FS_HZ * 0.1234567, 0.5,
+            Channel(), "ci16_le"),
+    # No CFO beside the cubic and the imbalance: the channel applies the CFO after them, so it
+    # moves their spur and image off -3(f+cfo) and -(f+cfo), where the truth puts them.
+    Capture("tone_negative_all", "a negative frequency with gain, cubic, IQ imbalance, DC and AWGN", 8192,
+            -FS_HZ * 0.3012345, 0.7,
+            Channel(gain_db=-1.0, c3=_c3_for_spur(-45.0, 0.7), iq_gain_db=0.2, iq_phase_deg=-1.0,
+                    dc_offset=0.002 - 0.003j, snr_db=50.0, seed=6), "ci16_le"),
+]
+
+
+def encode(x: np.ndarray, datatype: str) -> bytes:
+    if datatype == "ci16_le":
+        q = quantize(x, 16) * CI16_FULL_SCALE
+        rails = np.round(np.stack([q.real, q.imag], axis=1)).astype("<i2")
+    elif datatype == "cf32_le":
+        rails = np.stack([x.real, x.imag], axis=1).astype("<f4")
+    else:
+        raise ValueError(f"unknown datatype {datatype!r}")
+    return rails.tobytes()
+
+
+def read_capture(path: Path, datatype: str) -> np.ndarray:
+    """The samples of a capture file as complex128 (ci16 over full scale 32767)."""
+    if datatype == "ci16_le":
+        rails = np.frombuffer(Path(path).read_bytes(), dtype="<i2").astype(np.float64) / CI16_FULL_SCALE
+    elif datatype == "cf32_le":
+        rails = np.frombuffer(Path(path).read_bytes(), dtype="<f4").astype(np.float64)
+    else:
+        raise ValueError(f"unknown datatype {datatype!r}")
+    return rails[0::2] + 1j * rails[1::2]
+
+
+def _finite(v: Any) -> Any:
+    """JSON has no infinities: a figure that is ±inf (no spur above the noise) is null."""
+    return v if not isinstance(v, float) or math.isfinite(v) else None
+
+
+def figures(a: ToneAnalysis) -> dict[str, Any]:
+    return {k: _finite(v) for k, v in dataclasses.asdict(a).items()}
+
+
+def metadata(c: Capture) -> dict[str, Any]:
+    truth = dataclasses.asdict(c.channel.tone_truth(c.freq_hz, c.amplitude))
+    ch = dataclasses.asdict(c.channel)
+    ch["dc_offset"] = [c.channel.dc_offset.real, c.channel.dc_offset.imag]
+    return {"name": c.name, "description": c.description, "file": f"{c.name}.bin", "datatype": c.datatype,
+            "n": c.n, "fs_hz": FS_HZ, "signal": {"kind": "tone", "freq_hz": c.freq_hz, "amplitude": c.amplitude},
+            "channel": ch,
+            "truth": {k: _finite(v) for k, v in truth.items()}}
+
+
+def build(out: Path) -> dict[str, Any]:
+    index: dict[str, Any] = {
+        "format": "hilrig RF vectors v1: <file> is n complex samples, datatype ci16_le (int16 I,Q; 1.0 = 32767) "
+                  "or cf32_le (float32 I,Q); truth: the channel's analytic figures (hostlib.reference.rf.Channel."
+                  "tone_truth); expected: hostlib.reference.rf.analyze_tone on the stored samples (null: +-inf); "
+                  "see docs/rf.md",
+        "tolerance": TOLERANCE, "vectors": []}
+    for c in CAPTURES:
+        x = c.channel.apply(tone(c.n, c.freq_hz, FS_HZ, c.amplitude), FS_HZ)
+        (out / f"{c.name}.bin").write_bytes(encode(x, c.datatype))
+        stored = read_capture(out / f"{c.name}.bin", c.datatype)
+        index["vectors"].append(dict(metadata(c), expected=figures(analyze_tone(stored, FS_HZ))))
+    return index
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[2] / "docs" / "vectors" / "rf"))
+    out = Path(ap.parse_args().out)
+    out.mkdir(parents=True, exist_ok=True)
+    index = build(out)
+    (out / "index.json").write_text(json.dumps(index, indent=2) + "\n")
+    print(f"wrote {len(index['vectors'])} RF captures to {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""The RF reference: tones, a seeded channel with known impairments, and a tone analyzer
+whose estimates are checked against the injected truth (docs/rf.md).
+
+The native core's analyzer and channel model are judged against this one through the
+shared vectors; it is written for clarity, not speed (numpy, one capture at a time).
+
+Conventions (complex baseband, full scale 1.0: an sc16 sample of 32767 is 1.0):
+- a tone is A·exp(j(2π f n / fs + θ)); its power is A² (0 dBFS at A = 1);
+- powers in dB are of the complex signal over the whole band fs;
+- the channel applies, in this order: gain, per-rail third-order nonlinearity
+  (I + c3·I³, Q + c3·Q³), IQ imbalance (Q rail gain g and skew φ), carrier frequency
+  offset, DC offset, then complex white Gaussian noise at the SNR asked for, relative to
+  the power of the signal that reaches the noise (so `snr_db` is the SNR the analyzer
+  should find).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz", "quantize", "tone"]
+
+# Bins either side of a tone's (or DC's) peak that hold its main lobe in the
+# 4-term Blackman-Harris window (main lobe ±4 bins; one more for an off-bin tone).
+LOBE_BINS = 5
+HARMONICS = (2, 3, 4, 5)   # harmonics (±k·f, folded into the band) that THD and SNR set aside
+
+
+def tone(n: int, freq_hz: float, fs_hz: float, amplitude: float = 0.5, phase_rad: float = 0.0) -> np.ndarray:
+    t = np.arange(n)
+    return (amplitude * np.exp(1j * (2 * np.pi * freq_hz / fs_hz * t + phase_rad))).astype(np.complex128)
+
+
+def quantize(x: np.ndarray, bits: int) -> np.ndarray:
+    """What a signed `bits`-bit sample format keeps of x (round to nearest, saturate)."""
+    full = 2 ** (bits - 1) - 1
+    rails = [np.clip(np.round(r * full), -full - 1, full) / full for r in (x.real, x.imag)]
+    return rails[0] + 1j * rails[1]
+
+
+@dataclass(frozen=True)
+class ToneTruth:
+    """What the channel did to a tone, in the analyzer's terms."""
+
+    freq_hz: float
+    power_dbfs: float
+    snr_db: float | None       # None: no noise added
+    image_dbc: float | None    # the IQ imbalance's image, relative to the tone
+    spur_dbc: float | None     # the nonlinearity's spur (at -3f), relative to the tone
+    dc_dbfs: float | None
+
+
+@dataclass(frozen=True)
+class Channel:
+    """Impairments with known values; `seed` fixes the noise."""
+
+    gain_db: float = 0.0
+    snr_db: float | None = None
+    cfo_hz: float = 0.0
+    iq_gain_db: float = 0.0        # Q rail gain relative to I
+    iq_phase_deg: float = 0.0      # Q rail skew from 90°
+    dc_offset: complex = 0j
+    c3: float = 0.0                # per-rail cubic coefficient
+    seed: int = 0
+
+    def _iq(self) -> tuple[complex, complex]:
+        """y = mu·x + nu·conj(x) for the IQ imbalance (I kept, Q = g(Q cos φ - I sin φ))."""
+        g, phi = 10 ** (self.iq_gain_db / 20), math.radians(self.iq_phase_deg)
+        return (1 + g * np.exp(-1j * phi)) / 2, (1 - g * np.exp(1j * phi)) / 2
+
+    def apply(self, x: np.ndarray, fs_hz: float) -> np.ndarray:
+        y = x * 10 ** (self.gain_db / 20)
+        if self.c3:
+            y = (y.real + self.c3 * y.real ** 3) + 1j * (y.imag + self.c3 * y.imag ** 3)
+        mu, nu = self._iq()
+        y = mu * y + nu * np.conj(y)
+        if self.cfo_hz:
+            y = y * np.exp(2j * np.pi * self.cfo_hz / fs_hz * np.arange(len(y)))
+        y = y + self.dc_offset
+        if self.snr_db is not None:
+            noise_var = np.mean(np.abs(y - self.dc_offset) ** 2) / 10 ** (self.snr_db / 10)
+            rng = np.random.default_rng(self.seed)
+            y = y + math.sqrt(noise_var / 2) * (rng.standard_normal(len(y)) + 1j * rng.standard_normal(len(y)))
+        return y
+
+    def tone_truth(self, freq_hz: float, amplitude: float) -> ToneTruth:
+        """The analyzer's figures for a tone through this channel, from the model alone."""
+        a = amplitude * 10 ** (self.gain_db / 20)
+        # Per-rail cubic on a tone: x·(1 + 3·c3·a²/4) plus c3·a³/4 at -3f.
+        main = a * (1 + 0.75 * self.c3 * a * a)
+        spur = abs(self.c3) * a ** 3 / 4
+        mu, nu = self._iq()
+        tone_amp, image_amp = abs(mu) * main, abs(nu) * main
+        dc = abs(self.dc_offset)
+        return ToneTruth(
+            freq_hz=freq_hz + self.cfo_hz, power_dbfs=_db(tone_amp ** 2),
+            snr_db=self.snr_db, image_dbc=_db(image_amp ** 2 / tone_amp ** 2) if image_amp > 0 else None,
+            spur_dbc=_db((abs(mu) * spur) ** 2 / tone_amp ** 2) if spur > 0 else None,
+            dc_dbfs=_db(dc * dc) if dc > 0 else None)
+
+
+@dataclass(frozen=True)
+class ToneAnalysis:
+    freq_hz: float
+    power_dbfs: float
+    snr_db: float          # tone / noise, harmonics, image, spurs and DC set aside
+    sinad_db: float        # tone / everything else but DC
+    sfdr_dbc: float        # tone / the largest other component (spur, image, harmonic)
+    thd_dbc: float         # harmonics 2..5 / tone
+    image_dbc: float       # the tone's image at -f / tone
+    dc_dbfs: float
+    iq_gain_db: float      # the imbalance that explains the image (Q rail gain, skew)
+    iq_phase_deg: float
+    noise_dbfs: float      # noise power over the band
+    n: int
+
+
+def blackman_harris(n: int) -> np.ndarray:
+    a = (0.35875, 0.48829, 0.14128, 0.01168)
+    k = 2 * np.pi * np.arange(n) / n
+    return a[0] - a[1] * np.cos(k) + a[2] * np.cos(2 * k) - a[3] * np.cos(3 * k)
+
+
+def _db(power: float) -> float:
+    return 10 * math.log10(power) if power > 0 else -math.inf
+
+
+def _dtft(x: np.ndarray, omega: float) -> complex:
+    return complex(np.dot(x, np.exp(-1j * omega * np.arange(len(x)))))
+
+
+def _golden_max(f: Callable[[float], float], lo: float, hi: float, tolerance: float) -> float:
+    """The maximum of a unimodal f on [lo, hi], by golden-section search."""
+    ratio = (math.sqrt(5) - 1) / 2
+    a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
+    fa, fb = f(a), f(b)
+    while hi - lo > tolerance:
+        if fa >= fb:
+            hi, b, fb = b, a, fa
+            a = hi - ratio * (hi - lo)
+            fa = f(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + ratio * (hi - lo)
+            fb = f(b)
+    return (lo + hi) / 2
+
+
+def _lobe(center: int, n: int) -> list[int]:
+    return [(center + d) % n for d in range(-LOBE_BINS, LOBE_BINS + 1)]
+
+
+def analyze_tone(x: np.ndarray, fs_hz: float) -> ToneAnalysis:
+    """The figures of a capture holding one dominant tone (docs/rf.md "Tone").
+
+    1. coarse: the largest bin of the Blackman-Harris spectrum outside DC;
+    2. fine: the maximum of the rectangular periodogram within 0.75 bin of it (the
+       maximum-likelihood frequency of a tone in white noise);
+    3. a least-squares fit of the tone, its image (-f) and DC at that frequency, taken
+       out of the capture (a sine fit, as IEEE 1241 does for ADCs): the residual holds
+       the noise, harmonics and spurs with no leakage of the tone into them;
+    4. the residual's windowed spectrum: noise as the mean over the bins outside the
+       harmonics' lobes (white noise: the same in every bin), harmonics and the largest
+       spur as their lobes' power less the noise under them.
+    """
+    n = len(x)
+    w = blackman_harris(n)
+    sw2 = float(np.sum(w * w))
+    step = 2 * np.pi / n
+
+    def spectrum_of(v: np.ndarray) -> np.ndarray:   # mean over bins = per-sample power
+        return np.abs(np.fft.fft(v * w)) ** 2 / sw2
+
+    coarse = spectrum_of(x)
+    coarse[_lobe(0, n)] = 0
+    peak = int(np.argmax(coarse))
+    omega0 = step * (peak if peak < n // 2 else peak - n)
+    xc = x - np.mean(x)
+    # ±0.75 bin: the true peak is within half a bin of the coarse one, and the rectangular
+    # main lobe (zeros one bin either side of it) fills the interval but for a sliver.
+    omega = _golden_max(lambda om: abs(_dtft(xc, om)), omega0 - 0.75 * step, omega0 + 0.75 * step, 1e-7 * step)
+    t = np.arange(n)
+    basis = np.stack([np.exp(1j * omega * t), np.exp(-1j * omega * t), np.ones(n)], axis=1)
+    (a_tone, a_image, a_dc), *_ = np.linalg.lstsq(basis, x, rcond=None)
+    residual = x - basis @ np.array([a_tone, a_image, a_dc])
+    spectrum = spectrum_of(residual)
+
+    def bin_of(om: float) -> int:
+        return round(om / step) % n
+
+    harmonic_bins = {(k, s): _lobe(bin_of(s * k * omega), n) for k in HARMONICS for s in (1, -1)}
+    aside = {b for bins in harmonic_bins.values() for b in bins} | set(_lobe(0, n)) | set(_lobe(peak, n)) \
+        | set(_lobe(bin_of(-omega), n))
+    noise_var = float(np.mean(np.delete(spectrum, sorted(aside))))
+
+    def power_in(bins: list[int]) -> float:
+        """A component's power: its lobe's bins, less the noise under them (white)."""
+        return max(float(np.sum(spectrum[bins])) / n - noise_var * len(bins) / n, 0.0)
+
+    tone_power, image_power = abs(a_tone) ** 2, abs(a_image) ** 2
+    harmonic_power = sum(power_in(bins) for bins in harmonic_bins.values())
+    spur_power = max(image_power, power_in(_lobe(int(np.argmax(spectrum)), n)))
+    r = a_image / np.conj(a_tone)                              # nu / conj(mu)
+    g_e = (1 - r) / (1 + r)                                    # g·exp(jφ)
+    return ToneAnalysis(
+        freq_hz=omega / (2 * np.pi) * fs_hz, power_dbfs=_db(tone_power),
+        snr_db=_db(tone_power / noise_var),
+        sinad_db=_db(tone_power / (float(np.mean(spectrum)) + image_power)),
+        sfdr_dbc=_db(tone_power / spur_power) if spur_power > 0 else math.inf,
+        thd_dbc=_db(harmonic_power / tone_power), image_dbc=_db(image_power / tone_power),
+        dc_dbfs=_db(abs(a_dc) ** 2), iq_gain_db=20 * math.log10(abs(g_e)),
+        iq_phase_deg=math.degrees(float(np.angle(g_e))), noise_dbfs=_db(noise_var), n=n)
+
+
+def crb_freq_hz(snr_db: float, n: int, fs_hz: float) -> float:
+    """The Cramér-Rao bound on the standard deviation of a complex tone's frequency
+    estimate in white noise: var(ω) >= 6 / (SNR·N·(N²-1))."""
+    snr = 10 ** (snr_db / 10)
+    return math.sqrt(6 / (snr * n * (n * n - 1))) * fs_hz / (2 * np.pi)
