@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import time
 from collections.abc import Callable, Mapping
 from typing import TypedDict, cast
 
 from .._exceptions import ConfigError, DeviceError, InfrastructureError
-from .._installed import PACKAGE_DIR, packaged_executable
+from .._installed import find_executable
 from .._process import ControlledProcess
 from ..counters import DeviceStats, Snapshot
 from ..dsl.case import Case
@@ -53,21 +52,11 @@ class SimAnswer(TypedDict, total=False):
 def find_sim_binary() -> str:
     """$HILRIG_SIM_BIN, then the package's own hostlib/bin/hilrig-sim (installed by the
     wheel; a link to build/bin/hilrig-sim in the dev tree), then PATH."""
-    env = os.environ.get("HILRIG_SIM_BIN")
-    if env:
-        if not os.access(env, os.X_OK):
-            raise InfrastructureError(f"HILRIG_SIM_BIN={env} is not an executable file")
-        return env
-    packaged = packaged_executable("hilrig-sim")
-    if packaged:
-        return str(packaged)
-    found = shutil.which("hilrig-sim")
-    if found:
-        return found
-    raise InfrastructureError(
-        f"simulator binary hilrig-sim not found (looked at $HILRIG_SIM_BIN, {PACKAGE_DIR / 'bin'}, PATH); "
-        "build it with `make build` or install the package with `pip install .`"
-    )
+    path, why = find_executable("hilrig-sim", "HILRIG_SIM_BIN")
+    if path is None:
+        raise InfrastructureError(f"simulator binary {why}; build it with `make build` or install the package "
+                                  "with `pip install .`")
+    return path
 
 
 class SimProcess(ControlledProcess):

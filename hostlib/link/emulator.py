@@ -5,12 +5,10 @@ failures are the rig's own: LinkError, naming hilrig-link.
 """
 from __future__ import annotations
 
-import os
-import shutil
 from typing import TypedDict, cast
 
 from .._exceptions import LinkError
-from .._installed import PACKAGE_DIR, packaged_executable
+from .._installed import find_executable
 from .._process import ControlledProcess
 from .spec import LinkSide, LinkSpec
 
@@ -57,19 +55,10 @@ class LinkStats(TypedDict, total=False):
 
 def find_link_binary() -> str:
     """$HILRIG_LINK_BIN, then the package's hostlib/bin/hilrig-link, then PATH."""
-    env = os.environ.get("HILRIG_LINK_BIN")
-    if env:
-        if not os.access(env, os.X_OK):
-            raise LinkError(f"HILRIG_LINK_BIN={env} is not an executable file")
-        return env
-    packaged = packaged_executable("hilrig-link")
-    if packaged:
-        return str(packaged)
-    found = shutil.which("hilrig-link")
-    if found:
-        return found
-    raise LinkError(f"link emulator hilrig-link not found (looked at $HILRIG_LINK_BIN, {PACKAGE_DIR / 'bin'}, "
-                    "PATH); build it with `make build`")
+    path, why = find_executable("hilrig-link", "HILRIG_LINK_BIN")
+    if path is None:
+        raise LinkError(f"link emulator {why}; build it with `make build`")
+    return path
 
 
 class LinkEmulator(ControlledProcess):

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hilrig/core/clock.hpp"
+#include "hilrig/core/control_lines.hpp"
 #include "hilrig/link/link_pump.hpp"
 #include "hilrig/link/tun.hpp"
 
@@ -113,20 +114,8 @@ int main(int argc, char**) {
   }
   std::ios::sync_with_stdio(false);
   Link link;
-  std::string line;
-  bool quit = false;
-  while (!quit && std::getline(std::cin, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json resp;
-    try {
-      resp = handle(link, json::parse(line), quit);
-    } catch (const json::parse_error& e) {
-      resp = {{"ok", false}, {"error", std::string("hilrig-link: request is not valid JSON: ") + e.what()}};
-    } catch (const std::exception& e) {
-      resp = {{"ok", false}, {"error", std::string("hilrig-link: ") + e.what()}};
-    }
-    std::cout << resp.dump() << '\n' << std::flush;
-  }
+  const bool quit = hilrig::serve_control_lines(
+      "hilrig-link", [&link](const json& request, bool& stop) { return handle(link, request, stop); });
   if (!quit) {
     link.stop();
     std::cout << json{{"ok", true}, {"final", true}, {"stats", link.stats()}}.dump() << '\n' << std::flush;

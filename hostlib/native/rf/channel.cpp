@@ -3,11 +3,11 @@
 #include <cmath>
 #include <numbers>
 
+#include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/gaussian.hpp"
 
 namespace hilrig::rf {
 namespace {
-double db(double power) { return power > 0 ? 10 * std::log10(power) : -HUGE_VAL; }
 double from_db20(double v_db) { return std::pow(10.0, v_db / 20); }
 }  // namespace
 
@@ -56,11 +56,11 @@ ToneTruth Channel::tone_truth(double freq_hz, double amplitude) const {
   const double dc = std::abs(dc_offset);
   ToneTruth t;
   t.freq_hz = freq_hz + cfo_hz;
-  t.power_dbfs = db(tone_amp * tone_amp);
+  t.power_dbfs = power_db(tone_amp * tone_amp);
   t.snr_db = snr_db;
-  if (image_amp > 0) t.image_dbc = db(image_amp * image_amp / (tone_amp * tone_amp));
-  if (spur > 0) t.spur_dbc = db(std::norm(std::abs(mu) * spur) / (tone_amp * tone_amp));
-  if (dc > 0) t.dc_dbfs = db(dc * dc);
+  if (image_amp > 0) t.image_dbc = power_db(image_amp * image_amp / (tone_amp * tone_amp));
+  if (spur > 0) t.spur_dbc = power_db(std::norm(std::abs(mu) * spur) / (tone_amp * tone_amp));
+  if (dc > 0) t.dc_dbfs = power_db(dc * dc);
   return t;
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/spectrum.hpp"
 
 namespace hilrig::rf {
@@ -14,7 +15,6 @@ namespace {
 
 using cd = std::complex<double>;
 
-double db(double power) { return power > 0 ? 10 * std::log10(power) : -HUGE_VAL; }
 
 // exp(-j*omega*t) for t = 0..n-1 as exp(-j*omega*B*m) * exp(-j*omega*j), t = m*B + j: each
 // factor from its own exact angle, so every term is within a few ulps (a running phasor
@@ -177,16 +177,16 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz) {
 
   ToneAnalysis out;
   out.freq_hz = omega / (2 * std::numbers::pi) * fs_hz;
-  out.power_dbfs = db(tone_power);
-  out.snr_db = db(tone_power / noise_var);
-  out.sinad_db = db(tone_power / (total_sum / double(n) + image_power));
-  out.sfdr_dbc = spur_power > 0 ? db(tone_power / spur_power) : HUGE_VAL;
-  out.thd_dbc = db(harmonic_power / tone_power);
-  out.image_dbc = db(image_power / tone_power);
-  out.dc_dbfs = db(std::norm(a_dc));
+  out.power_dbfs = power_db(tone_power);
+  out.snr_db = power_db(tone_power / noise_var);
+  out.sinad_db = power_db(tone_power / (total_sum / double(n) + image_power));
+  out.sfdr_dbc = spur_power > 0 ? power_db(tone_power / spur_power) : HUGE_VAL;
+  out.thd_dbc = power_db(harmonic_power / tone_power);
+  out.image_dbc = power_db(image_power / tone_power);
+  out.dc_dbfs = power_db(std::norm(a_dc));
   out.iq_gain_db = 20 * std::log10(std::abs(g_e));
   out.iq_phase_deg = std::arg(g_e) * 180 / std::numbers::pi;
-  out.noise_dbfs = db(noise_var);
+  out.noise_dbfs = power_db(noise_var);
   out.n = n;
   return out;
 }

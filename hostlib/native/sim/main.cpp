@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hilrig/core/control_lines.hpp"
 #include "hilrig/sim/sim_device.hpp"
 
 #ifndef HILRIG_VERSION
@@ -82,20 +83,7 @@ int main(int argc, char** argv) {
     std::cerr << "hilrig-sim: unknown argument \"" << arg << "\" (usage: hilrig-sim [--firmware model|rtl])\n";
     return 2;
   }
-  std::string line;
-  bool quit = false;
-  while (!quit && std::getline(std::cin, line)) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    json resp;
-    try {
-      resp = handle(dev, json::parse(line), quit);
-    } catch (const json::parse_error& e) {
-      resp = {{"ok", false}, {"error", std::string("hilrig-sim: request is not valid JSON: ") + e.what()}};
-    } catch (const std::exception& e) {
-      resp = {{"ok", false}, {"error", std::string("hilrig-sim: ") + e.what()}};
-    }
-    std::cout << resp.dump() << '\n' << std::flush;
-  }
+  hilrig::serve_control_lines("hilrig-sim", [&dev](const json& request, bool& quit) { return handle(dev, request, quit); });
   dev.stop();  // stdin EOF: stop streaming (RX sends EOB) and exit
   return 0;
 }
