@@ -7,9 +7,10 @@ shared vectors; it is written for clarity, not speed (numpy, one capture at a ti
 Conventions (complex baseband, full scale 1.0: an sc16 sample of 32767 is 1.0):
 - a tone is A·exp(j(2π f n / fs + θ)); its power is A² (0 dBFS at A = 1);
 - powers in dB are of the complex signal over the whole band fs;
-- the channel applies, in this order: gain, per-rail third-order nonlinearity
-  (I + c3·I³, Q + c3·Q³), IQ imbalance (Q rail gain g and skew φ), carrier frequency
-  offset, DC offset, then complex white Gaussian noise at the SNR asked for, relative to
+- the channel applies, in this order: gain, carrier frequency offset (the LO's, before
+  the baseband's impairments), per-rail third-order nonlinearity (I + c3·I³,
+  Q + c3·Q³), IQ imbalance (Q rail gain g and skew φ), DC offset, then complex white
+  Gaussian noise at the SNR asked for, relative to
   the power of the signal that reaches the noise (so `snr_db` is the SNR the analyzer
   should find).
 """
@@ -73,12 +74,12 @@ class Channel:
 
     def apply(self, x: np.ndarray, fs_hz: float) -> np.ndarray:
         y = x * 10 ** (self.gain_db / 20)
+        if self.cfo_hz:   # the LO's offset comes before the baseband's impairments
+            y = y * np.exp(2j * np.pi * self.cfo_hz / fs_hz * np.arange(len(y)))
         if self.c3:
             y = (y.real + self.c3 * y.real ** 3) + 1j * (y.imag + self.c3 * y.imag ** 3)
         mu, nu = self._iq()
         y = mu * y + nu * np.conj(y)
-        if self.cfo_hz:
-            y = y * np.exp(2j * np.pi * self.cfo_hz / fs_hz * np.arange(len(y)))
         y = y + self.dc_offset
         if self.snr_db is not None:
             noise_var = np.mean(np.abs(y - self.dc_offset) ** 2) / 10 ** (self.snr_db / 10)

@@ -73,3 +73,17 @@ def test_a_clean_channel_is_limited_by_the_sample_formats_quantisation(bits: int
     limit_db = 10 * math.log10(AMPLITUDE ** 2 / (delta ** 2 / 6))
     got = analyze_tone(quantize(tone(N, FREQ_HZ, FS_HZ, AMPLITUDE), bits), FS_HZ)
     assert abs(got.snr_db - limit_db) <= 0.5, (got.snr_db, limit_db)
+
+
+def test_every_impairment_at_once_keeps_its_truth() -> None:
+    """The CFO is the LO's, before the baseband's cubic and IQ imbalance: their spur and
+    image follow the offset tone, where the analyzer looks for them."""
+    channel = Channel(gain_db=-1.0, cfo_hz=-500.0, c3=-0.02, iq_gain_db=0.3, iq_phase_deg=1.5,
+                      dc_offset=0.003 - 0.002j, snr_db=50.0, seed=7)
+    truth = channel.tone_truth(FREQ_HZ, AMPLITUDE)
+    got = analyze_tone(channel.apply(tone(N, FREQ_HZ, FS_HZ, AMPLITUDE), FS_HZ), FS_HZ)
+    assert truth.spur_dbc is not None and truth.image_dbc is not None and truth.dc_dbfs is not None
+    assert abs(got.snr_db - 50.0) <= 0.3, got
+    assert abs(got.freq_hz - truth.freq_hz) <= 0.01, got
+    assert abs(got.thd_dbc - truth.spur_dbc) <= 1.0 and abs(got.image_dbc - truth.image_dbc) <= 1.0, (got, truth)
+    assert abs(got.dc_dbfs - truth.dc_dbfs) <= 0.1, got

@@ -31,9 +31,9 @@ std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) co
   double power_sum = 0;
   for (std::size_t n = 0; n < x.size(); ++n) {
     cdouble v = x[n] * gain;
+    if (cfo_hz != 0) v *= std::polar(1.0, cfo_step * double(n));  // the LO's offset, before the baseband
     if (c3 != 0) v = {v.real() + c3 * v.real() * v.real() * v.real(), v.imag() + c3 * v.imag() * v.imag() * v.imag()};
     v = mu * v + nu * std::conj(v);
-    if (cfo_hz != 0) v *= std::polar(1.0, cfo_step * double(n));
     power_sum += std::norm(v);
     y[n] = v + dc_offset;
   }
