@@ -215,10 +215,12 @@ TEST(RfChannel, WithoutNoiseIsTheModelsFormulaSampleBySample) {
   const auto y = ch.apply(x, kRfFsHz);
   const double g = std::pow(10.0, -2.0 / 20), gq = std::pow(10.0, 0.3 / 20), phi = 1.5 * std::numbers::pi / 180;
   for (std::size_t n = 0; n < x.size(); n += 97) {
-    const double i0 = g * x[n].real(), q0 = g * x[n].imag();
+    // the CFO first (the LO's), then the baseband's cubic and IQ imbalance, then DC
+    const cd offset = g * x[n] * std::polar(1.0, 2 * std::numbers::pi * 250 / kRfFsHz * double(n));
+    const double i0 = offset.real(), q0 = offset.imag();
     const double i1 = i0 - 0.01 * i0 * i0 * i0, q1 = q0 - 0.01 * q0 * q0 * q0;
     const cd iq{i1, gq * (q1 * std::cos(phi) - i1 * std::sin(phi))};  // I kept, Q = g(Q cos - I sin)
-    const cd want = iq * std::polar(1.0, 2 * std::numbers::pi * 250 / kRfFsHz * double(n)) + cd{0.001, -0.002};
+    const cd want = iq + cd{0.001, -0.002};
     EXPECT_NEAR(std::abs(y[n] - want), 0.0, 1e-12) << n;
   }
 }
