@@ -117,6 +117,8 @@ class _Loop:
         self.thread.start()
 
     def stop(self) -> None:
+        if self.loop.is_closed():   # stopped already: closing a client twice is allowed
+            return
         self.loop.call_soon_threadsafe(self.loop.stop)
         if self.thread is not None:
             self.thread.join(timeout=5)

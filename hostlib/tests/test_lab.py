@@ -167,6 +167,15 @@ def test_a_short_deadline_ends_error_naming_the_holder(lab: Lab) -> None:
     assert "ERROR (infrastructure)" in flat
 
 
+def test_a_client_closed_twice_never_raises(lab: Lab) -> None:
+    """A Ctrl-C between taking a place and handing it over releases it (which closes the
+    client) and then unwinds through the reservation's own cleanup, which closes it again."""
+    client = lab.local.client()
+    assert {p.name for p in client.places()} >= {"sim-a", "sim-b"}
+    client.close()
+    client.close()
+
+
 def test_ctrl_c_releases_the_place(lab: Lab) -> None:
     run = lab.run("--place", "sim-b", cases=lab.long_cases)
     lab.local.wait_for("sim-b", held=True, timeout_s=60)
