@@ -83,6 +83,9 @@ void route_library_logs() {
   const bool console_chosen = std::getenv("UHD_LOG_CONSOLE_LEVEL") != nullptr;
   setenv("UHD_LOG_CONSOLE_LEVEL", "off", 0);
   setenv("UHD_LOG_FASTPATH_DISABLE", "1", 0);
+  // UHD's log thread calls the logger below holding UHD's logger mutex and then needs the
+  // GIL: a call into UHD's log API made holding the GIL could deadlock with it.
+  py::gil_scoped_release nogil;
   uhd::log::add_logger("hilrig", [](const uhd::log::logging_info& r) {
     const int py_level = r.verbosity >= uhd::log::fatal     ? kCritical
                          : r.verbosity == uhd::log::error   ? kError
