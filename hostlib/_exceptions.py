@@ -11,8 +11,9 @@
     │   │                      result server down, lock held ...
     │   ├── DeviceLocked       the device stayed locked by another run for the whole wait
     │   ├── LabError           the lab's coordinator could not be reached or refused a request
-    │   │   └── PlaceUnavailable   no place could be reserved within the deadline: names the
-    │   │                          holder, since when, and the queue position
+    │   │   ├── PlaceUnavailable   no place could be reserved within the deadline: names the
+    │   │   │                      holder, since when, and the queue position
+    │   │   └── RigHostError       a place's rig host (ssh) gave no result: names the host
     │   ├── ResultServerError  the result server (InfluxDB) did not take or give results;
     │   │   │                  whatever was measured stays in the outbox
     │   │   ├── InfluxSetupError   configured wrongly: secret, credentials, database/bucket
@@ -123,6 +124,12 @@ class PlaceUnavailable(LabError):
         self.holder = holder
         self.since_utc = since_utc
         self.queue_position = queue_position
+
+
+class RigHostError(LabError):
+    """The rig host that runs a place's cases (hostlib.lab.remote) could not be reached,
+    or gave no result for a case: the message names the host and where it keeps what
+    it measured."""
 
 
 class ResultServerError(InfrastructureError):

@@ -36,7 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from ._exceptions import ConfigError, InfrastructureError, LabError, PlaceUnavailable
+from ._exceptions import ConfigError, InfrastructureError, LabError, PlaceUnavailable, RigHostError
 from .dsl.case import Case
 from .lab.place import PlaceRequest
 from .results import Evidence, Outbox, new_run_id, results_dirs
@@ -311,13 +311,13 @@ class RunSession:
                 progress: Callable[[dict[str, float]], None] | None) -> CaseResult:
         """The case run by the place's rig host (hostlib.lab.remote); a host that gives no
         result is an ERROR naming it, with where it keeps what it measured."""
-        from .lab.remote import RemoteCaseError
-
         try:
             return host.run_case(case, self._opened()[0], require_devices=self.require_devices,
                                  progress=progress, say=self.say)
-        except RemoteCaseError as exc:
-            return self.error_result(case, started, exc.kind, str(exc))
+        except ConfigError as exc:
+            return self.error_result(case, started, ErrorKind.CONFIG, str(exc))
+        except RigHostError as exc:
+            return self.error_result(case, started, ErrorKind.INFRASTRUCTURE, str(exc))
 
     def record(self, result: CaseResult) -> CaseResult:
         """Save a result to the outbox and evidence. A result that cannot be saved is an

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from .._exceptions import ConfigError, ConfigIssue, HilrigError, LabError
+from .._exceptions import ConfigError, ConfigIssue, HilrigError, RigHostError
 from ..results.record import CaseResult
 from ..results.schema import ResultRecord
 from ..verdicts import ErrorKind
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ..dsl.case import Case
     from ..rig.inventory import Rig
 
-__all__ = ["CONNECT_TIMEOUT_S", "RemoteCaseError", "RigHost", "run_case_here"]
+__all__ = ["CONNECT_TIMEOUT_S", "RigHost", "run_case_here"]
 
 # How long ssh may take to connect, and how long a silent connection lives
 # (ServerAliveInterval x ServerAliveCountMax): a rig host that vanishes mid-case is
@@ -56,14 +56,6 @@ ALIVE_INTERVAL_S = 5
 ALIVE_COUNT = 3
 STDERR_TAIL_LINES = 20
 KEPT_DIR = "remote"   # under the rig host's evidence folder: <run id>.jsonl
-
-
-class RemoteCaseError(LabError):
-    """A case could not be run on the rig host: `kind` says whose problem it is."""
-
-    def __init__(self, text: str, kind: ErrorKind = ErrorKind.INFRASTRUCTURE):
-        super().__init__(text)
-        self.kind = kind
 
 
 def sha256_of(path: Path) -> str:
@@ -104,36 +96,37 @@ class RigHost:
 
     def fetch_rig(self, rig_file: str) -> Rig:
         """The rig file as it is on the rig host (the devices the place describes),
-        validated here; RemoteCaseError when the host or the file cannot be had."""
+        validated here; RigHostError when the host or the file cannot be had, ConfigError
+        when the file is not a valid rig file."""
         from ..rig.inventory import load_rig
 
         try:
             proc = subprocess.run(self.argv(["cat", "--", rig_file], in_checkout=False), capture_output=True,
                                   text=True, timeout=CONNECT_TIMEOUT_S * 3, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            raise RemoteCaseError(f"{self}: reading its rig file {rig_file} took over "
+            raise RigHostError(f"{self}: reading its rig file {rig_file} took over "
                                   f"{CONNECT_TIMEOUT_S * 3} s") from None
         if proc.returncode != 0:
             problem = _ssh_problem(proc.returncode, proc.stderr)
-            raise RemoteCaseError(f"{self}: cannot read its rig file {rig_file}: {problem}")
+            raise RigHostError(f"{self}: cannot read its rig file {rig_file}: {problem}")
         with tempfile.TemporaryDirectory(prefix="hilrig-rig-") as folder:
             local = Path(folder) / Path(rig_file).name
             local.write_text(proc.stdout)
             try:
                 return load_rig(local)
             except ConfigError as exc:
-                raise RemoteCaseError(f"{self}: its rig file {rig_file} is not valid: {exc}",
-                                      ErrorKind.CONFIG) from None
+                raise ConfigError(f"{self}: its rig file {rig_file} is not valid: {exc}") from None
 
     def run_case(self, case: Case, run_id: str, *, require_devices: bool = False,
                  progress: Callable[[dict[str, float]], None] | None = None,
                  say: Callable[[str], None] | None = None) -> CaseResult:
         """Run one case on the rig host; its result as a local run returns it.
-        RemoteCaseError naming the host when no result came back."""
+        RigHostError naming the host when no result came back; ConfigError when the rig
+        host refused the case (its case file differs, no such case or device)."""
         rig_file = self.rigs.get(case.device)
         if rig_file is None:
-            raise RemoteCaseError(f"{self}: the place has no device {case.device!r} "
-                                  f"(it has {', '.join(sorted(self.rigs))})", ErrorKind.CONFIG)
+            raise ConfigError(f"{self}: the place has no device {case.device!r} "
+                              f"(it has {', '.join(sorted(self.rigs))})")
         name = case_file_name(case)
         words = ["lab", "run-case", "--rig", rig_file, "--run-id", run_id, "--file", name,
                  "--sha256", sha256_of(Path(case.source_file)), "--case", case.test_name]
@@ -162,9 +155,10 @@ class RigHost:
             return CaseResult.from_record(ResultRecord.model_validate(answer["result"]), case)
         error = answer.get("error")
         if isinstance(error, dict):
-            raise RemoteCaseError(f"{self}: {error.get('text')}", ErrorKind(str(error.get("kind"))))
+            text = f"{self}: {error.get('text')}"
+            raise ConfigError(text) if ErrorKind(str(error.get("kind"))) is ErrorKind.CONFIG else RigHostError(text)
         kept = f"{self.ssh}:{self.checkout}/<its evidence folder>/{KEPT_DIR}/{run_id}.jsonl"
-        raise RemoteCaseError(f"{self}: no result came back ({_ssh_problem(rc, stderr)}); "
+        raise RigHostError(f"{self}: no result came back ({_ssh_problem(rc, stderr)}); "
                               f"a result it measured is kept in {kept}")
 
 

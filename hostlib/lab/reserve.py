@@ -24,12 +24,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .._exceptions import LabError, PlaceUnavailable
+from .._exceptions import LabError, PlaceUnavailable, RigHostError
 from ..rig.inventory import DeviceEntry, Rig, load_rig
 from .coordinator import CALL_TIMEOUT_S, LabClient, PlaceState, ReservationView, Scheduling
 from .lease import HEARTBEATS_PER_LEASE, Heartbeat, lease_of, new_lease
 from .place import Capabilities, PlaceRequest, exported_device
-from .remote import RemoteCaseError, RigHost
+from .remote import RigHost
 
 __all__ = ["HeldPlace", "hold_place", "place_devices"]
 
@@ -90,7 +90,7 @@ class HeldPlace:
 def place_devices(place: PlaceState) -> tuple[str, dict[str, DeviceEntry], RigHost | None]:
     """The rig-file devices a place's resources name: (rig name, devices by alias, the rig
     host that runs the cases when its exporter says so). A rig host's rig files are read
-    there (RemoteCaseError when it cannot be reached)."""
+    there (RigHostError when it cannot be reached)."""
     exported = [exported_device(r.params, f"place {place.name}: {r.exporter}/{r.name}") for r in place.devices]
     hosts = {(d.ssh, d.hilrig, d.checkout) for d in exported}
     if len(hosts) > 1:
@@ -214,7 +214,7 @@ def _take(lab: LabClient, request: PlaceRequest, place: PlaceState, run_id: str,
             return why or f"held by {now.holder} after acquiring"
         try:
             rig_name, devices, rig_host = place_devices(now)
-        except RemoteCaseError as exc:   # its rig host cannot be reached: as an exporter that left
+        except RigHostError as exc:   # its rig host cannot be reached: as an exporter that left
             lab.release(place.name, from_holder=lab.holder)
             heartbeat.clear()
             return str(exc)

@@ -289,14 +289,23 @@ def test_coordinator_stopped_mid_run(tmp_path: Path) -> None:
     try:
         mid = write_sim_case(own.root / "mid", "2 s")
         run = own.run("--place", "sim-a", "--lease", "2", cases=mid)
-        own.local.wait_for("sim-a", held=True, timeout_s=60)
+        # Stopped once the run has the place in hand (it says so after its last call of
+        # the taking: acquire, check, devices), not merely once the place shows held.
+        assert run.stdout is not None
+        said = []
+        for line in run.stdout:   # the console may wrap a line: judged on the text so far
+            said.append(line)
+            if "held as" in " ".join("".join(said).split()):
+                break
+        assert "held as" in " ".join("".join(said).split()), "".join(said)
         assert own.local.coordinator is not None
         coordinator = own.local.coordinator.proc
         coordinator.send_signal(signal.SIGSTOP)
         try:
-            out, _ = run.communicate(timeout=120)
+            rest, _ = run.communicate(timeout=120)
         finally:
             coordinator.send_signal(signal.SIGCONT)
+        out = "".join(said) + rest
         flat = " ".join(out.split())
         assert run.returncode == 0 and "1 PASS" in flat, out
         assert "releasing place sim-a failed" in flat and "hilrig lab janitor" in flat, out
