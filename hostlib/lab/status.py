@@ -31,6 +31,7 @@ class PlaceRow:
     available: bool
     why_unavailable: str | None
     reserved_by: str | None    # a reservation allocated to it and not yet acquired
+    runs_on: str | None = None  # the ssh destination its cases run on (hostlib.lab.remote); None: the client
 
     def line(self) -> str:
         state = "AVAILABLE" if self.available else "UNAVAILABLE"
@@ -41,7 +42,8 @@ class PlaceRow:
             held += f", reserved for {self.reserved_by}"
         tags = ",".join(f"{k}={v}" for k, v in sorted(self.tags.items()) if v)
         why = f" ({self.why_unavailable})" if self.why_unavailable else ""
-        return f"{self.name:16s} {state:11s} {held}{why}  [{self.rig_host or '-'}] {tags}"
+        where = f" cases on ssh {self.runs_on}" if self.runs_on else ""
+        return f"{self.name:16s} {state:11s} {held}{why}  [{self.rig_host or '-'}]{where} {tags}"
 
 
 def _iso(epoch_s: float) -> str:
@@ -58,7 +60,8 @@ def row_of(place: PlaceState, owners: dict[str, str]) -> PlaceRow:
                     tags=place.tags, holder=place.holder, since_utc=since,
                     heartbeat_age_s=held_lease.age_s(utc_now()) if held_lease is not None else None,
                     available=place.available, why_unavailable=place.why_unavailable(),
-                    reserved_by=owners.get(place.reservation or "") if place.holder is None else None)
+                    reserved_by=owners.get(place.reservation or "") if place.holder is None else None,
+                    runs_on=next((str(r.params["ssh"]) for r in place.devices if r.params.get("ssh")), None))
 
 
 def status_rows(lab: LabClient) -> list[PlaceRow]:

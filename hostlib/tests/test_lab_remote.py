@@ -112,6 +112,14 @@ def test_the_cases_run_on_the_rig_host_and_the_client_records_them(remote: Remot
     assert len(rows) == 1 and f"place={PLACE}" in rows[0]
 
 
+def test_status_says_where_the_cases_run(remote: RemoteLab) -> None:
+    from hostlib.lab.status import status_rows
+
+    with remote.local.client() as lab:
+        [row] = status_rows(lab)
+    assert row.runs_on == remote.sshd.alias and f"cases on ssh {remote.sshd.alias}" in row.line()
+
+
 def test_a_case_file_that_differs_on_the_rig_host_is_a_config_error(remote: RemoteLab) -> None:
     there = remote.checkout / "cases" / "rx.yaml"
     original = there.read_text()
