@@ -175,7 +175,11 @@ class RunSession:
             self.say(f"hilrig results: {exc}")
 
     def __enter__(self) -> RunSession:
-        return self.open()
+        try:
+            return self.open()
+        except BaseException:   # a Ctrl-C once the place is held: __exit__ will not run
+            self._release_place()
+            raise
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
