@@ -1,4 +1,4 @@
-"""Writes docs/vectors/rf/: tone captures through the reference channel, with the channel's
+"""Writes docs/vectors/rf/: tone (and multitone) captures through the reference channel, with the channel's
 parameters, its analytic truth and the reference analyzer's figures in index.json.
 
     python -m hostlib.reference.gen_rf_vectors [--out docs/vectors/rf]
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .rf import Channel, ToneAnalysis, analyze_tone, quantize, tone
+from .rf import Channel, ToneAnalysis, analyze_tone, multitone, quantize, tone
 
 FS_HZ = 1e6
 CI16_FULL_SCALE = 32767
@@ -38,6 +38,15 @@ class Capture:
     amplitude: float
     channel: Channel
     datatype: str          # "ci16_le" | "cf32_le"
+    # A multitone: (frequency_hz, amplitude) per tone (freq_hz, amplitude: its strongest);
+    # empty: the one tone freq_hz, amplitude.
+    tones: tuple[tuple[float, float], ...] = ()
+
+    def signal(self) -> np.ndarray:
+        """The samples before the channel."""
+        if self.tones:
+            return multitone(self.n, self.tones, FS_HZ)
+        return tone(self.n, self.freq_hz, FS_HZ, self.amplitude)
 
 
 def _c3_for_spur(spur_dbc: float, amplitude: float) -> float:
@@ -60,6 +69,11 @@ CAPTURES = [
             -FS_HZ * 0.3012345, 0.7,
             Channel(gain_db=-1.0, c3=_c3_for_spur(-45.0, 0.7), iq_gain_db=0.2, iq_phase_deg=-1.0,
                     dc_offset=0.002 - 0.003j, snr_db=50.0, seed=6), "ci16_le"),
+    # The simulator's multitone generator (rf::multitone) must give these samples to 1 LSB;
+    # the analyzer takes the strongest tone, the others are its largest spurs.
+    Capture("multitone_clean_ci16", "three tones (-6, -26, -46 dBFS), no impairment: the ci16 quantisation alone",
+            8192, FS_HZ * 0.1234567, 0.5, Channel(), "ci16_le",
+            tones=((FS_HZ * 0.1234567, 0.5), (-FS_HZ * 0.2109876, 0.05), (FS_HZ * 0.3456789, 0.005))),
 ]
 
 
@@ -98,8 +112,11 @@ def metadata(c: Capture) -> dict[str, Any]:
     truth = dataclasses.asdict(c.channel.tone_truth(c.freq_hz, c.amplitude))
     ch = dataclasses.asdict(c.channel)
     ch["dc_offset"] = [c.channel.dc_offset.real, c.channel.dc_offset.imag]
+    signal: dict[str, Any] = {"kind": "tone", "freq_hz": c.freq_hz, "amplitude": c.amplitude}
+    if c.tones:
+        signal = {**signal, "kind": "multitone", "tones": [[f, a] for f, a in c.tones]}
     return {"name": c.name, "description": c.description, "file": f"{c.name}.bin", "datatype": c.datatype,
-            "n": c.n, "fs_hz": FS_HZ, "signal": {"kind": "tone", "freq_hz": c.freq_hz, "amplitude": c.amplitude},
+            "n": c.n, "fs_hz": FS_HZ, "signal": signal,
             "channel": ch,
             "truth": {k: _finite(v) for k, v in truth.items()}}
 
@@ -112,7 +129,7 @@ def build(out: Path) -> dict[str, Any]:
                   "see docs/rf.md",
         "tolerance": TOLERANCE, "vectors": []}
     for c in CAPTURES:
-        x = c.channel.apply(tone(c.n, c.freq_hz, FS_HZ, c.amplitude), FS_HZ)
+        x = c.channel.apply(c.signal(), FS_HZ)
         (out / f"{c.name}.bin").write_bytes(encode(x, c.datatype))
         stored = read_capture(out / f"{c.name}.bin", c.datatype)
         index["vectors"].append(dict(metadata(c), expected=figures(analyze_tone(stored, FS_HZ))))

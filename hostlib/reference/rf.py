@@ -17,12 +17,12 @@ Conventions (complex baseband, full scale 1.0: an sc16 sample of 32767 is 1.0):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz", "quantize", "tone"]
+__all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz", "multitone", "quantize", "tone"]
 
 # Bins either side of a tone's (or DC's) peak that hold its main lobe in the
 # 4-term Blackman-Harris window (main lobe ±4 bins; one more for an off-bin tone).
@@ -33,6 +33,18 @@ HARMONICS = (2, 3, 4, 5)   # harmonics (±k·f, folded into the band) that THD a
 def tone(n: int, freq_hz: float, fs_hz: float, amplitude: float = 0.5, phase_rad: float = 0.0) -> np.ndarray:
     t = np.arange(n)
     return (amplitude * np.exp(1j * (2 * np.pi * freq_hz / fs_hz * t + phase_rad))).astype(np.complex128)
+
+
+def multitone(n: int, tones: Sequence[tuple[float, float]], fs_hz: float) -> np.ndarray:
+    """Samples 0..n-1 of the sum of tones A_k·exp(j·2π f_k n / fs), tones as (frequency_hz,
+    amplitude): the simulator's signal before its channel. Each tone's phase is reduced to
+    one cycle before the exponential, as the core does (rf::tones_at)."""
+    t = np.arange(n)
+    x = np.zeros(n, dtype=np.complex128)
+    for freq_hz, amplitude in tones:
+        cycles = freq_hz / fs_hz * t
+        x += amplitude * np.exp(2j * np.pi * (cycles - np.floor(cycles)))
+    return x
 
 
 def quantize(x: np.ndarray, bits: int) -> np.ndarray:

@@ -48,7 +48,7 @@ def test_the_index_is_what_the_generator_writes() -> None:
     for c, v in zip(gen.CAPTURES, INDEX["vectors"], strict=True):
         assert {k: v[k] for k in gen.metadata(c)} == json.loads(json.dumps(gen.metadata(c)))
         stored = gen.read_capture(RF_DIR / v["file"], v["datatype"])
-        again = c.channel.apply(tone(c.n, c.freq_hz, FS_HZ, c.amplitude), FS_HZ)
+        again = c.channel.apply(c.signal(), FS_HZ)
         lsb = 1 / gen.CI16_FULL_SCALE if c.datatype == "ci16_le" else 1e-6
         assert np.max(np.abs(stored - again)) <= lsb, c.name     # the stored noise is the seed's
 

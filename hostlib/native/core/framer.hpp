@@ -43,14 +43,19 @@ class PatternFramer {
   }
   std::uint32_t frame_len() const { return std::uint32_t(kFrameHeaderBytes) + tmpl_.payload_bytes; }
   std::uint32_t build(std::uint64_t seq, std::uint8_t flags, std::uint8_t* out) const {
+    pattern_fill(seq * spf_ * channels_, out + kFrameHeaderBytes, words_, fmt_);
+    return build_header(seq, flags, out);
+  }
+  // The header alone, for a payload the caller filled (pattern "signal": rf::SignalSource).
+  std::uint32_t build_header(std::uint64_t seq, std::uint8_t flags, std::uint8_t* out) const {
     FrameHeader h = tmpl_;
     h.flags = std::uint8_t(flags | kFlagTsValid | (seq == 0 ? kFlagSOB : 0));
     h.seq = seq;
     h.sample_tick = seq * spf_;
-    pattern_fill(h.sample_tick * channels_, out + kFrameHeaderBytes, words_, fmt_);
     write_header(h, out);
     return frame_len();
   }
+  std::uint32_t samples_per_frame() const { return spf_; }
 
  private:
   FrameHeader tmpl_;

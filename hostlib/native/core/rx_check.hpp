@@ -47,8 +47,11 @@ class RxChecker {
  public:
   // seen_window (rounded up to a power of two): how far back a duplicate or a late
   // (reordered) frame is still recognised.
-  explicit RxChecker(RxCounters& c, std::size_t seen_window = 1u << 16)
-      : c_(c), seen_(std::bit_ceil(std::max<std::size_t>(seen_window, 2)), kNone), seen_mask_(seen_.size() - 1) {}
+  // check_pattern: false for a payload that is not the counter pattern (pattern
+  // "signal"): every count but pattern_errors as before.
+  explicit RxChecker(RxCounters& c, std::size_t seen_window = 1u << 16, bool check_pattern = true)
+      : c_(c), seen_(std::bit_ceil(std::max<std::size_t>(seen_window, 2)), kNone), seen_mask_(seen_.size() - 1),
+        check_pattern_(check_pattern) {}
   ~RxChecker() { flush(); }
   RxChecker(const RxChecker&) = delete;
   RxChecker& operator=(const RxChecker&) = delete;
@@ -93,6 +96,7 @@ class RxChecker {
   std::uint64_t block_ = 0, block_frames_ = 0;  // the current block and its frames not yet flushed
   bool any_ = false;
   std::uint64_t last_activity_ns_ = 0;
+  bool check_pattern_;
 };
 
 }  // namespace hilrig

@@ -28,25 +28,31 @@ std::uint64_t StreamThread::cpu_ns() const {
   return cpu_done_ns_ + thread_cpu_ns(const_cast<std::thread&>(thread_));
 }
 
-RxStream::RxStream(const StreamConfig& cfg) : src_(cfg) {}
+RxStream::RxStream(const StreamConfig& cfg)
+    : src_(cfg),
+      capture_(cfg.pattern == "signal"
+                   ? std::make_unique<rf::SampleCapture>(cfg.signal.capture_samples, cfg.sample_format, cfg.channels)
+                   : nullptr),
+      check_pattern_(cfg.pattern == "counter") {}
 
 RxStream::~RxStream() { stop(); }
 
 void RxStream::run() {
-  RxChecker check(c_);
+  RxChecker check(c_, 1u << 16, check_pattern_);
   while (!thread_.stop_requested()) {
     // Bounded so stop() is seen within 20 ms.
     if (!src_.wait(20'000'000)) {
       check.on_idle(now_ns(), kRecvTimeoutNs);
       continue;
     }
-    check_batch(src_, check, now_ns());
+    check_batch(src_, check, now_ns(), capture_.get());
   }
   src_.release_batch();
 }
 
 nlohmann::json RxStream::stats() const {
   nlohmann::json s = counters_json(c_);
+  if (!check_pattern_) s["pattern_errors"] = nullptr;  // not the counter pattern: not measured
   s["thread_cpu_ns"] = thread_.cpu_ns();
   s["warnings"] = warnings();
   if (src_.kind() == TransportKind::tcp) s["tcp"] = src_.tcp_info();  // the receiving end's view

@@ -15,6 +15,7 @@
 #include "hilrig/core/rx_check.hpp"
 #include "hilrig/io/frame_sink.hpp"
 #include "hilrig/io/frame_source.hpp"
+#include "hilrig/rf/capture.hpp"
 
 namespace hilrig {
 
@@ -54,11 +55,13 @@ inline constexpr std::uint64_t kRecvTimeoutNs = 100'000'000;
 // Checks every frame of the batch src.wait() made ready, all arrived at now_ns (RxStream,
 // the USB engine): a malformed view is counted, a frame the checker refuses is
 // rejected to the source (a transfer's frames after it cannot be found).
-inline void check_batch(FrameSource& src, RxChecker& check, std::uint64_t now_ns) {
+// A capture (pattern "signal") takes each accepted frame's samples.
+inline void check_batch(FrameSource& src, RxChecker& check, std::uint64_t now_ns, rf::SampleCapture* capture = nullptr) {
   FrameHeader h;
   while (const FrameView f = src.take()) {
     if (f.malformed) check.on_malformed();
     else if (!check.on_frame(f.data, f.len, now_ns, &h)) src.reject();
+    else if (capture) capture->on_frame(h, f.data + kFrameHeaderBytes);
     src.release();
   }
   check.on_batch_done(now_ns);
@@ -75,11 +78,16 @@ class RxStream {
   bool running() const { return thread_.running(); }
   // Problems found while setting up (e.g. a socket buffer capped by rmem_max).
   std::vector<std::string> warnings() const { return src_.warnings(); }
+  // pattern "signal": the capture (arm it where the window starts; read it once complete
+  // or after stop); nullptr for the counter pattern.
+  rf::SampleCapture* capture() { return capture_.get(); }
 
  private:
   void run();
   FrameSource src_;
   RxCounters c_;
+  std::unique_ptr<rf::SampleCapture> capture_;
+  bool check_pattern_;
   StreamThread thread_;
 };
 

@@ -1,5 +1,7 @@
 // hostlib._native: the Python face of hilrig_core. Every per-sample loop runs in C++;
 // blocking calls release the GIL.
+#include <pybind11/complex.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -231,6 +233,29 @@ PYBIND11_MODULE(_native, m) {
       .def("start", &hilrig::RxStream::start, py::call_guard<py::gil_scoped_release>())
       .def("stop", &hilrig::RxStream::stop, py::call_guard<py::gil_scoped_release>())
       .def("stats", [](const hilrig::RxStream& s) { return from_json(s.stats()); })
+      .def(
+          "arm_capture",
+          [](hilrig::RxStream& s) {
+            if (!s.capture()) throw std::invalid_argument("arm_capture: the stream's pattern is not \"signal\"");
+            s.capture()->arm();
+          },
+          "pattern \"signal\": keep signal.capture_samples samples of channel 0 from the next frame on.")
+      .def(
+          "capture",
+          [](hilrig::RxStream& s) -> py::object {
+            const hilrig::rf::SampleCapture* c = s.capture();
+            if (!c || !c->complete()) return py::none();
+            auto x = c->samples();
+            py::array_t<std::complex<double>> out(py::ssize_t(x.size()));
+            std::copy(x.begin(), x.end(), out.mutable_data());
+            py::dict d;
+            d["start_tick"] = c->start_tick();
+            d["restarts"] = c->restarts();
+            d["samples"] = out;
+            return d;
+          },
+          "The complete capture {start_tick, restarts, samples (complex128, full scale 1.0)}, or None "
+          "(not armed, not yet complete, or the counter pattern).")
       .def_property_readonly("running", &hilrig::RxStream::running);
 
   py::class_<hilrig::TxStream>(m, "TxStream")

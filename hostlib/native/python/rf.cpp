@@ -9,6 +9,7 @@
 #include <span>
 
 #include "hilrig/rf/channel.hpp"
+#include "hilrig/rf/signal.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
 
 namespace py = pybind11;
@@ -108,6 +109,20 @@ void hilrig_bind_rf(py::module_& m) {
             return truth_dict(c.tone_truth(freq_hz, amplitude));
           },
           py::arg("freq_hz"), py::arg("amplitude"));
+
+  m.def(
+      "rf_multitone",
+      [](std::size_t n, const std::vector<std::pair<double, double>>& tones, double fs_hz) {
+        std::vector<hilrig::rf::ToneSpec> spec;
+        for (auto [f, a] : tones) spec.push_back({f, a, 0.0});
+        auto x = hilrig::rf::multitone(n, spec, fs_hz);
+        CArray out(py::ssize_t(x.size()));
+        std::copy(x.begin(), x.end(), out.mutable_data());
+        return out;
+      },
+      py::arg("n"), py::arg("tones"), py::arg("fs_hz"),
+      "Samples 0..n-1 of the sum of tones [(frequency_hz, amplitude), ...] (complex128): the simulator's "
+      "signal before the channel (hostlib.reference.rf.multitone).");
 
   m.def(
       "rf_tone",

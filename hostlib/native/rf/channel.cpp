@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <tuple>
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/gaussian.hpp"
@@ -23,17 +24,17 @@ std::pair<cdouble, cdouble> Channel::iq_mu_nu() const {
   return {(1.0 + g * std::polar(1.0, -phi)) / 2.0, (1.0 - g * std::polar(1.0, phi)) / 2.0};
 }
 
+ChannelPath::ChannelPath(const Channel& c, double fs_hz)
+    : gain_(from_db20(c.gain_db)), cfo_step_(2 * std::numbers::pi * c.cfo_hz / fs_hz), c3_(c.c3), cfo_(c.cfo_hz != 0) {
+  std::tie(mu_, nu_) = c.iq_mu_nu();
+}
+
 std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) const {
-  const double gain = from_db20(gain_db);
-  const auto [mu, nu] = iq_mu_nu();
-  const double cfo_step = 2 * std::numbers::pi * cfo_hz / fs_hz;
+  const ChannelPath path(*this, fs_hz);
   std::vector<cdouble> y(x.size());
   double power_sum = 0;
   for (std::size_t n = 0; n < x.size(); ++n) {
-    cdouble v = x[n] * gain;
-    if (cfo_hz != 0) v *= std::polar(1.0, cfo_step * double(n));  // the LO's offset, before the baseband
-    if (c3 != 0) v = {v.real() + c3 * v.real() * v.real() * v.real(), v.imag() + c3 * v.imag() * v.imag() * v.imag()};
-    v = mu * v + nu * std::conj(v);
+    const cdouble v = path.distort(x[n], n);
     power_sum += std::norm(v);
     y[n] = v + dc_offset;
   }

@@ -39,11 +39,32 @@ struct Channel {
   // y = mu*x + nu*conj(x): I kept, Q' = g(Q cos(phi) - I sin(phi)).
   std::pair<cdouble, cdouble> iq_mu_nu() const;
 
-  // In order: gain, per-rail cubic, IQ imbalance, CFO, DC, then complex AWGN of variance
-  // P / 10^(snr_db/10), P the mean power of the signal before the DC offset.
+  // In order: gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort), DC, then
+  // complex AWGN of variance P / 10^(snr_db/10), P the mean power of the signal before
+  // the DC offset.
   std::vector<cdouble> apply(std::span<const cdouble> x, double fs_hz) const;
 
   ToneTruth tone_truth(double freq_hz, double amplitude) const;
+};
+
+// The channel's deterministic part with its constants worked out once: what apply() and
+// the simulator's stream-rate signal source (signal.hpp) both run, sample by sample.
+class ChannelPath {
+ public:
+  ChannelPath(const Channel& c, double fs_hz);
+  // Gain, CFO at sample n of the stream (its phase is n's, so a stream cut into frames
+  // gets the same samples as one block), per-rail cubic, IQ imbalance; no DC, no noise.
+  cdouble distort(cdouble x, std::uint64_t n) const {
+    cdouble v = x * gain_;
+    if (cfo_) v *= std::polar(1.0, cfo_step_ * double(n));  // the LO's offset, before the baseband
+    if (c3_ != 0) v = {v.real() + c3_ * v.real() * v.real() * v.real(), v.imag() + c3_ * v.imag() * v.imag() * v.imag()};
+    return mu_ * v + nu_ * std::conj(v);
+  }
+
+ private:
+  double gain_, cfo_step_, c3_;
+  bool cfo_;
+  cdouble mu_, nu_;
 };
 
 }  // namespace hilrig::rf

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/framer.hpp"
+#include "hilrig/rf/signal.hpp"
 #include "hilrig/sim/fault_gate.hpp"
 #include "hilrig/sim/sim_link.hpp"
 
@@ -26,6 +28,15 @@ void SimDevice::run_rx(Link& link) {
   };
   auto due_time = [&](std::uint64_t seq) -> std::uint64_t { return t0 + std::uint64_t((long double)seq / frames_per_ns); };
   const PatternFramer framer(cfg);
+  // pattern "signal": the payload is the RF signal at the frame's sample ticks; the
+  // header (seq, tick, flags) is the counter pattern's, so every count stays the same.
+  std::optional<rf::SignalSource> signal;
+  if (cfg.pattern == "signal") signal.emplace(cfg.signal, cfg.rate_sps);
+  auto build = [&](std::uint64_t seq, std::uint8_t flags, std::uint8_t* out) -> std::uint32_t {
+    if (!signal) return framer.build(seq, flags, out);
+    signal->fill(seq * spf, spf, cfg.channels, cfg.sample_format, out + kFrameHeaderBytes);
+    return framer.build_header(seq, flags, out);
+  };
   RxFaultGate gate(plan_, cfg, {injected_drop_, injected_duplicate_, injected_reorder_, injected_corrupt_});
 
   std::uint64_t last_pass_ns = 0;
@@ -61,7 +72,7 @@ void SimDevice::run_rx(Link& link) {
     while (next_seq < produced && !link.batch_full()) {
       std::uint8_t flags = overflow_pending ? kFlagOverflowBefore : 0;
       const bool taken = gate.offer(link, next_seq, [&](std::uint8_t* out) {
-        const std::uint32_t len = framer.build(next_seq, flags, out);
+        const std::uint32_t len = build(next_seq, flags, out);
         flags = 0;  // a duplicate's second copy does not repeat the flag
         return len;
       });
@@ -74,7 +85,7 @@ void SimDevice::run_rx(Link& link) {
   // Stop: a frame held for a swap, what is pending (briefly), then one frame flagged EOB (seq next_seq).
   gate.flush(link);
   const std::uint8_t eob = std::uint8_t(kFlagEOB | (overflow_pending ? kFlagOverflowBefore : 0));
-  link.finish([&](std::uint8_t* out) { return framer.build(next_seq, eob, out); }, now_ns() + 100'000'000);
+  link.finish([&](std::uint8_t* out) { return build(next_seq, eob, out); }, now_ns() + 100'000'000);
 }
 
 template void SimDevice::run_rx<UdpBatchLink>(UdpBatchLink&);

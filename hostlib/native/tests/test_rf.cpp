@@ -15,7 +15,11 @@
 #include <vector>
 
 #include "hilrig/rf/channel.hpp"
+#include "hilrig/core/config.hpp"
+#include "hilrig/core/frame.hpp"
+#include "hilrig/rf/capture.hpp"
 #include "hilrig/rf/gaussian.hpp"
+#include "hilrig/rf/signal.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
 
 namespace {
@@ -223,6 +227,115 @@ TEST(RfChannel, WithoutNoiseIsTheModelsFormulaSampleBySample) {
     const cd want = iq + cd{0.001, -0.002};
     EXPECT_NEAR(std::abs(y[n] - want), 0.0, 1e-12) << n;
   }
+}
+
+// The simulator's source (pattern "signal"): the shared multitone capture from the core's
+// generator, and frames cut anywhere hold Channel::apply's samples, quantised.
+TEST(RfSignal, MultitoneReproducesTheSharedCaptureTo1Lsb) {
+  const auto index = rf_index();  // named: a temporary's subobject would dangle in the loop
+  for (const auto& v : index["vectors"]) {
+    if (v["signal"]["kind"] != "multitone") continue;
+    std::vector<hilrig::rf::ToneSpec> tones;
+    for (const auto& t : v["signal"]["tones"]) tones.push_back({t[0].get<double>(), t[1].get<double>(), 0.0});
+    const auto want = rf_read_capture(v);
+    const auto got = hilrig::rf::multitone(want.size(), tones, v["fs_hz"].get<double>());
+    for (std::size_t n = 0; n < want.size(); ++n) {
+      ASSERT_LE(std::abs(got[n].real() - want[n].real()), 1.0 / 32767) << n;
+      ASSERT_LE(std::abs(got[n].imag() - want[n].imag()), 1.0 / 32767) << n;
+    }
+    return;
+  }
+  FAIL() << "no multitone capture in docs/vectors/rf";
+}
+
+hilrig::rf::SignalSpec impaired_two_tones() {
+  hilrig::rf::SignalSpec s;
+  s.tones = {{kRfFreqHz, 0.4, 0.0}, {-kRfFsHz * 0.31, 0.05, 0.0}};
+  s.channel.gain_db = -1;
+  s.channel.c3 = -0.02;
+  s.channel.iq_gain_db = 0.4;
+  s.channel.iq_phase_deg = -1.2;
+  s.channel.cfo_hz = 321.5;
+  s.channel.dc_offset = {0.003, -0.001};
+  return s;
+}
+
+TEST(RfSignal, FramesHoldTheChannelsSamplesWhereverTheyAreCut) {
+  const auto spec = impaired_two_tones();
+  const std::size_t n = 5000;
+  const auto want = spec.channel.apply(hilrig::rf::multitone(n, spec.tones, kRfFsHz), kRfFsHz);
+  hilrig::rf::SignalSource src(spec, kRfFsHz);
+  std::vector<std::int16_t> rails(2 * n);
+  std::size_t at = 0;
+  for (std::uint32_t len : {1u, 333u, 1000u, 7u, 3659u}) {  // frames of any size, in order
+    src.fill(at, len, 1, hilrig::SampleFormat::sc16, rails.data() + 2 * at);
+    at += len;
+  }
+  ASSERT_EQ(at, n);
+  for (std::size_t k = 0; k < n; ++k) {
+    ASSERT_NEAR(rails[2 * k], std::nearbyint(want[k].real() * 32767), 0.0) << k;
+    ASSERT_NEAR(rails[2 * k + 1], std::nearbyint(want[k].imag() * 32767), 0.0) << k;
+  }
+  // A frame further on (an overflow skipped the ones between) has the phase of its own ticks.
+  std::vector<std::int16_t> late(2 * 16);
+  const std::uint64_t tick = 1'000'000'007;
+  src.fill(tick, 16, 1, hilrig::SampleFormat::sc16, late.data());
+  const hilrig::rf::ChannelPath path(spec.channel, kRfFsHz);
+  const cd v = path.distort(hilrig::rf::tones_at(spec.tones, tick + 3, kRfFsHz), tick + 3) + spec.channel.dc_offset;
+  EXPECT_NEAR(late[6], std::nearbyint(v.real() * 32767), 1.0);
+  EXPECT_NEAR(late[7], std::nearbyint(v.imag() * 32767), 1.0);
+}
+
+TEST(RfSignal, StreamNoiseGivesTheInjectedSnrThroughCaptureAndAnalyzer) {
+  hilrig::rf::SignalSpec spec;
+  spec.tones = {{kRfFreqHz, kRfAmplitude, 0.0}};
+  spec.channel.snr_db = 30;
+  spec.channel.seed = 11;
+  spec.capture_samples = kRfN;
+  hilrig::StreamConfig cfg;
+  cfg.frame_bytes = 8000;
+  const std::uint32_t spf = cfg.samples_per_frame();
+  hilrig::rf::SignalSource src(spec, kRfFsHz);
+  hilrig::rf::SampleCapture capture(spec.capture_samples, hilrig::SampleFormat::sc16, 1);
+  std::vector<std::uint8_t> payload(cfg.payload_bytes());
+  hilrig::FrameHeader h;
+  h.payload_bytes = cfg.payload_bytes();
+  for (std::uint64_t seq = 0; !capture.complete(); ++seq) {
+    if (seq == 3) capture.arm();
+    if (seq == 20) continue;  // a frame lost: the capture starts again after it
+    src.fill(seq * spf, spf, 1, hilrig::SampleFormat::sc16, payload.data());
+    h.seq = seq;
+    h.sample_tick = seq * spf;
+    capture.on_frame(h, payload.data());
+  }
+  EXPECT_EQ(capture.restarts(), 1u);
+  EXPECT_EQ(capture.start_tick(), 21u * spf);
+  const auto got = analyze_tone(capture.samples(), kRfFsHz);
+  EXPECT_NEAR(got.snr_db, 30.0, 0.3);
+  EXPECT_NEAR(got.freq_hz, kRfFreqHz, 0.1);
+}
+
+TEST(RfSignal, StreamConfigCarriesTheSignalThroughJson) {
+  nlohmann::json partial = {{"direction", "rx"}, {"rate_sps", kRfFsHz}, {"pattern", "signal"},
+                            {"transport", {{"kind", "udp"}}}};
+  hilrig::StreamConfig c;
+  c.rate_sps = kRfFsHz;
+  c.pattern = "signal";
+  c.signal = impaired_two_tones();
+  c.signal.channel.snr_db = 25;
+  c.signal.capture_samples = 4096;
+  partial["signal"] = hilrig::to_json(c.signal);
+  const auto got = hilrig::resolve_stream_config(partial);
+  EXPECT_EQ(hilrig::to_json(got)["signal"], hilrig::to_json(c.signal));
+  EXPECT_EQ(hilrig::to_json(hilrig::StreamConfig{})["signal"], nullptr);
+  partial["signal"]["tones"][0]["frequency_hz"] = kRfFsHz;  // outside the band
+  EXPECT_THROW(hilrig::resolve_stream_config(partial), std::invalid_argument);
+  partial["signal"] = hilrig::to_json(c.signal);
+  partial["direction"] = "tx";  // the device generates it: rx only
+  EXPECT_THROW(hilrig::resolve_stream_config(partial), std::invalid_argument);
+  partial["direction"] = "rx";
+  partial["pattern"] = "counter";  // a signal without pattern "signal"
+  EXPECT_THROW(hilrig::resolve_stream_config(partial), std::invalid_argument);
 }
 
 }  // namespace

@@ -1,0 +1,64 @@
+// The RF signal a stream carries in place of the counter pattern (pattern "signal"): a
+// sum of tones through the channel, generated at stream rate on the device side (the
+// simulator's RX frames), and how much of it the host keeps for analysis
+// (docs/rf.md "In the simulator").
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "hilrig/core/frame.hpp"
+#include "hilrig/rf/channel.hpp"
+#include "hilrig/rf/gaussian.hpp"
+
+namespace hilrig::rf {
+
+struct ToneSpec {
+  double frequency_hz = 0;
+  double amplitude = 0.5;  // full scale 1.0; the tone's power is amplitude^2
+  double phase_rad = 0;
+};
+
+struct SignalSpec {
+  std::vector<ToneSpec> tones;        // one: a tone; several: a multitone
+  Channel channel;
+  std::uint32_t capture_samples = 0;  // the host keeps this many consecutive samples of channel 0
+};
+
+// Full scale of the RF signal in a sample format: an sc16 rail of 32767 is 1.0, sc8 127
+// (hostlib.reference.rf.quantize): round to nearest, saturate.
+inline constexpr double full_scale(SampleFormat fmt) { return fmt == SampleFormat::sc16 ? 32767.0 : 127.0; }
+
+// Sample n of sum_k A_k exp(j(2 pi f_k n / fs + theta_k)); each tone's phase is reduced
+// to one cycle before the sine, so sample n is as exact at n = 10^12 as at n = 0.
+cdouble tones_at(std::span<const ToneSpec> tones, std::uint64_t n, double fs_hz);
+// Samples [0, count) of the same (hostlib.reference.rf.multitone).
+std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tones, double fs_hz);
+
+// The device side of pattern "signal": the tones through the channel, quantised into
+// frame payloads. Sample n of the stream is its sample tick n, so frames the device
+// discards (an overflow) leave no trace in the others' phase. The noise is the channel's
+// seeded generator, drawn in the order frames are built; its variance is fixed once:
+// P / 10^(snr/10), P the mean power before the DC offset of the noiseless signal over
+// its first kPowerSamples samples (Channel::apply's P for a block of that length).
+class SignalSource {
+ public:
+  static constexpr std::size_t kPowerSamples = std::size_t(1) << 16;
+  SignalSource(const SignalSpec& spec, double fs_hz);
+  // Ticks [first_tick, first_tick + ticks), every one of `channels` channels the same
+  // sample, interleaved as a frame's payload (I then Q, little-endian) in fmt.
+  void fill(std::uint64_t first_tick, std::uint32_t ticks, unsigned channels, SampleFormat fmt, void* out);
+  double noise_sigma() const { return sigma_; }
+
+ private:
+  cdouble sample(std::uint64_t n);
+  std::vector<ToneSpec> tones_;
+  double fs_hz_;
+  ChannelPath path_;
+  cdouble dc_;
+  double sigma_ = 0;
+  ComplexGaussian noise_;
+};
+
+}  // namespace hilrig::rf
