@@ -18,7 +18,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Metric:
     name: str
-    dimension: str  # "count" | "time" | "rate" | "data_rate" | "ratio" | "percent" | "frequency"
+    # "count" | "time" | "rate" | "data_rate" | "ratio" | "percent" | "frequency" | "db" | "dbc" | "dbfs" | "ppm"
+    dimension: str
     description: str
     aliases: tuple[str, ...] = ()
 
@@ -119,6 +120,33 @@ _METRICS = [
     Metric("link_delay_max_s", "time", "link: largest packet delay through the data direction", ("link_delay_max",)),
     Metric("link_late_p99_s", "time", "link: 99th percentile of how late the emulator wrote a packet after "
            "its due time (its own timing error)", ("link_late_p99",)),
+    # An RF case (signal:, docs/rf.md "RF metrics"): the native tone analyzer on the capture
+    # (the first signal.capture samples of the window), the strongest tone's figures.
+    Metric("freq_error_hz", "frequency", "rf: measured frequency of the strongest tone less its nominal "
+           "(signal:) frequency", ("freq_error",)),
+    Metric("freq_error_ppm", "ppm", "rf: freq_error_hz relative to the nominal tone frequency, in ppm"),
+    Metric("tone_power_dbfs", "dbfs", "rf: power of the strongest tone (0 dBFS: amplitude 1.0)", ("tone_power",)),
+    Metric("snr_db", "db", "rf: tone / noise (harmonics, image, spurs and DC set aside)", ("snr",)),
+    Metric("sinad_db", "db", "rf: tone / everything else but DC (noise, harmonics, spurs, image)", ("sinad",)),
+    Metric("sfdr_dbc", "dbc", "rf: tone / the largest other component (image, harmonic or spur)", ("sfdr",)),
+    Metric("thd_dbc", "dbc", "rf: harmonics 2-5 (at +-k*f) / tone", ("thd",)),
+    Metric("iq_image_dbc", "dbc", "rf: the tone's image at -f / tone (IQ imbalance)", ("iq_image",)),
+    Metric("dc_offset_dbfs", "dbfs", "rf: the DC component's power", ("dc_offset",)),
+    Metric("rf_capture_samples", "count", "rf: samples the analyzer took (consecutive, channel 0)"),
+    Metric("rf_capture_restarts", "count", "rf: times the capture started again after a gap in the stream"),
+    # The simulator's channel: what it injected, in the analyzer's terms (the channel's
+    # analytic truth), beside each measured figure; absent where that impairment is off.
+    Metric("injected_freq_error_hz", "frequency", "rf: the injected carrier frequency offset (the truth beside "
+           "freq_error_hz)"),
+    Metric("injected_tone_power_dbfs", "dbfs", "rf: the tone's power after gain, nonlinearity and IQ imbalance "
+           "(the truth beside tone_power_dbfs)"),
+    Metric("injected_snr_db", "db", "rf: the injected SNR (the truth beside snr_db)"),
+    Metric("injected_sfdr_dbc", "dbc", "rf: tone / the largest injected component (image, cubic spur, "
+           "another tone) (the truth beside sfdr_dbc)"),
+    Metric("injected_thd_dbc", "dbc", "rf: the cubic's spur at -3f / tone (the truth beside thd_dbc)"),
+    Metric("injected_iq_image_dbc", "dbc", "rf: the IQ imbalance's image / tone (the truth beside iq_image_dbc)"),
+    Metric("injected_dc_offset_dbfs", "dbfs", "rf: the injected DC offset's power (the truth beside "
+           "dc_offset_dbfs)"),
 ]
 
 # Thresholds used by the engine to call a lossy run host-limited (docs/performance.md).

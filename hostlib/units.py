@@ -63,6 +63,15 @@ _UNITS: dict[str, dict[str, float]] = {
     "ratio": {"%": 0.01},
     # A percent metric (host CPU %) is stored in percent: "80%" and "80" are the same.
     "percent": {"%": 1.0},
+    # RF levels (docs/rf.md): stored in their decibels, so the unit only names the reference:
+    # a power ratio (dB), relative to the carrier (dBc), to full scale (dBFS).
+    "db": {"dB": 1.0},
+    "dbc": {"dBc": 1.0},
+    "dbfs": {"dBFS": 1.0},
+    # Parts per million (a frequency error relative to the nominal frequency).
+    "ppm": {"ppm": 1.0},
+    # Angles in degrees.
+    "angle": {"deg": 1.0, "°": 1.0, "rad": 180 / math.pi},
 }
 DIMENSIONS: tuple[str, ...] = tuple(_UNITS)
 
@@ -78,7 +87,7 @@ _MISTAKES = {
 }
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-_QUANTITY = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-zµ/%]+)?\s*$")
+_QUANTITY = re.compile(rf"^\s*(?P<num>{_NUMBER})\s*(?P<unit>[A-Za-zµ/%°]+)?\s*$")
 
 
 def allowed_units(dimension: str) -> list[str]:
@@ -164,6 +173,9 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
+_LEVEL_UNITS = {"db": "dB", "dbc": "dBc", "dbfs": "dBFS", "ppm": "ppm", "angle": "deg"}
+
+
 def format_quantity(value: float, dimension: str) -> str:
     """A short human spelling of an SI value (for messages): 9.99e6, 'rate' -> '9.99 MS/s'."""
     if value is None or not math.isfinite(value):
@@ -177,6 +189,8 @@ def format_quantity(value: float, dimension: str) -> str:
     }.get(dimension)
     if dimension == "percent":
         return f"{value:.4g}%"
+    if dimension in _LEVEL_UNITS:
+        return f"{value:.2f} {_LEVEL_UNITS[dimension]}"
     if not units or value == 0:
         return f"{value:.6g}"
     mag = abs(value)

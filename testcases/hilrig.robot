@@ -934,6 +934,34 @@ USB2 table grid rx+tx 128 KiB [transport.buffer_bytes=2 MiB]
     [Tags]    device:dut    transport:usb    direction:rx+tx    reference    usb-table    grid
     Run Hilrig Case
 
+RF multitone
+    [Tags]    device:dut    transport:shm    direction:rx    rf
+    Run Hilrig Case
+
+RF SNR sweep [channel.snr=10 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF SNR sweep [channel.snr=20 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF SNR sweep [channel.snr=30 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF SNR sweep [channel.snr=40 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF tone clean
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
+RF tone impaired
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
 RX shm [decimation=200]
     [Tags]    device:dut    transport:shm    direction:rx    smoke
     Run Hilrig Case

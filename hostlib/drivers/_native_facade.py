@@ -9,13 +9,19 @@ RuntimeError for a socket, ring or device it cannot set up.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from .._exceptions import ConfigError, DeviceAbsent, DeviceError, HilrigError, InfrastructureError
 from ..counters import DeviceStats, RxCounters, TxCounters, UsbEngineStats
 from ..transports import native
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 __all__ = ["Endpoint", "HostRx", "HostTx", "NativeRadio", "NativeRx", "NativeTx", "NativeUsb", "Radio", "RadioStats",
+           "RfCapture",
            "UsbStats", "have", "soapy_enumerate", "soapy_module_dir", "uhd_find", "usb_find", "usb_geometry_problems",
            "usbfs_memory_limit_bytes"]
 
@@ -95,6 +101,16 @@ class _Handle:
         self._h.stop()
 
 
+@dataclass(frozen=True)
+class RfCapture:
+    """What the host kept of an RF stream: consecutive samples of channel 0 (complex128,
+    full scale 1.0) from sample tick `start_tick`; `restarts`: gaps that started it again."""
+
+    samples: npt.NDArray[np.complex128]
+    start_tick: int
+    restarts: int
+
+
 class NativeRx(_Handle):
     """The core's RxStream."""
 
@@ -106,6 +122,17 @@ class NativeRx(_Handle):
 
     def stats(self) -> RxCounters:
         return self._h.stats()
+
+    def arm_capture(self) -> None:
+        """pattern "signal": keep the capture from the next frame on."""
+        self._h.arm_capture()
+
+    def capture(self) -> RfCapture | None:
+        """The complete capture, or None (not armed or not complete yet)."""
+        got = self._h.capture()
+        if got is None:
+            return None
+        return RfCapture(samples=got["samples"], start_tick=int(got["start_tick"]), restarts=int(got["restarts"]))
 
 
 class NativeTx(_Handle):

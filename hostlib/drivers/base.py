@@ -18,6 +18,7 @@ from ..link.session import LinkEnds
 from ..rig.args import DeviceArgs
 from ..rig.inventory import DeviceEntry
 from ..rig.probe import Found, Probe
+from ._native_facade import RfCapture
 
 A = TypeVar("A", bound=DeviceArgs)
 
@@ -78,6 +79,15 @@ class Driver(abc.ABC):
         cannot says why (the case SKIPs)."""
         raise LinkUnavailable(f"the {self.name} driver cannot run a case across an emulated link "
                               "(the sim driver can: its device side is a process of this host)")
+
+    def arm_capture(self) -> None:
+        """An RF case, where its window starts: the host receiver keeps the capture
+        (signal.capture_samples of channel 0) from the next frame on."""
+        raise ConfigError(f"the {self.name} driver cannot capture an RF signal")
+
+    def capture(self) -> RfCapture | None:
+        """An RF case, after stop(): the complete capture, or None (the stream ended first)."""
+        return None
 
     def describe(self) -> str:
         """How the device is named in messages."""

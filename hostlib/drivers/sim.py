@@ -27,7 +27,7 @@ from ..rig.probe import Found, Probe
 from ..transports import agreed_config, agreed_endpoint, sim_config, stream_config
 from ..transports.config import Json, SimJson, StreamJson, UsbLink, UsbTransport
 from ..transports.usb import MAX_PACKET_BYTES
-from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, usb_geometry_problems
+from ._native_facade import Endpoint, HostRx, NativeRx, NativeTx, NativeUsb, RfCapture, usb_geometry_problems
 from .base import Driver, Watchdog, register_driver
 
 CONTROL_TIMEOUT_S = 10.0
@@ -292,6 +292,14 @@ class SimDriver(Driver):
             self._await_eob()
             self.rx.stop()
         return self._snapshot(final.get("stats", {}))
+
+    def arm_capture(self) -> None:
+        if not isinstance(self.rx, NativeRx):   # validation keeps RF cases to the native receiver
+            raise ConfigError(f"{self.case.location if self.case else 'sim'}: an RF capture needs the native receiver")
+        self.rx.arm_capture()
+
+    def capture(self) -> RfCapture | None:
+        return self.rx.capture() if isinstance(self.rx, NativeRx) else None
 
     def close(self) -> None:
         streams: list[HostRx | NativeTx | NativeUsb | None] = [self.tx, self.rx, self.usb]

@@ -9,7 +9,7 @@ from typing import Literal
 from hostlib.dsl.thresholds import Threshold
 from hostlib.dsl.yamlsrc import YamlValue
 from hostlib.link.spec import LinkSpec
-from hostlib.transports.config import Direction, Faults, SampleFormat, StreamConfig, Transport
+from hostlib.transports.config import Direction, Faults, SampleFormat, Signal, StreamConfig, Transport
 
 __all__ = [
     "BYTES_PER_SAMPLE",
@@ -131,6 +131,11 @@ class Case:
     @property
     def pattern(self) -> str:
         return self.stream.pattern
+
+    @property
+    def signal(self) -> Signal | None:
+        """An RF case's signal (what the device sends, the channel, the capture); None otherwise."""
+        return self.stream.signal
 
     @property
     def legs(self) -> tuple[Direction, ...]:

@@ -13,12 +13,13 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from hostlib.dsl.case import Case, Requirements, SweepValue, YamlValue
+from hostlib.dsl.rf import rf_signal
 from hostlib.dsl.schema import CaseModel, LinkDirectionModel, LinkModel, TransportModel
 from hostlib.dsl.semantics import Err, at_highest_candidate, search_spec, semantic, semantic_after_repair
 from hostlib.dsl.yamlsrc import pydantic_errors
 from hostlib.link.spec import DEFAULT_QUEUE_BYTES, LinkDirection, LinkSide, LinkSpec
 from hostlib.transports import resolve_faults, resolve_stream, stream_defaults
-from hostlib.transports.config import Json, JsonObject
+from hostlib.transports.config import Json, JsonObject, Signal
 from hostlib.transports.usb import usb_transfers
 
 __all__ = ["fmt_value", "resolve_case"]
@@ -44,14 +45,17 @@ def resolve_case(data: dict[str, YamlValue], file: str, line: int,
     checked = semantic(m)
     flowgraph, flowgraph_err = _flowgraph_path(m, file)
     link, link_errs = _link_spec(m)
-    errs = checked.errors + flowgraph_err + link_errs
+    signal, rf_errs = rf_signal(m, m.master_clock / checked.divider if checked.divider else None)
+    if m.signal is not None and "pattern" in m.model_fields_set:
+        rf_errs.append((("pattern",), "an RF case's payload is its signal: give signal: or pattern:, not both"))
+    errs = checked.errors + flowgraph_err + link_errs + rf_errs
     if errs or checked.divider is None:  # a missing divider is always among the errors
         return None, errs
     search, _ = search_spec(m)
     m = at_highest_candidate(m)   # a search case's rate: its highest candidate
     rate_sps = m.master_clock / checked.divider
     try:
-        stream = resolve_stream(_partial_stream(m, rate_sps))
+        stream = resolve_stream(_partial_stream(m, rate_sps, signal))
         faults = resolve_faults(m.faults.given())
     except ValueError as e:   # what the core's parser refuses, at the field it came from
         return None, [_core_error(str(e), m)]
@@ -71,7 +75,7 @@ def resolve_case(data: dict[str, YamlValue], file: str, line: int,
     return case, []
 
 
-def _partial_stream(m: CaseModel, rate_sps: float) -> JsonObject:
+def _partial_stream(m: CaseModel, rate_sps: float, signal: Signal | None = None) -> JsonObject:
     """What the case says of its stream, in the core's keys; the core fills the rest."""
     t = m.transport
     transport: dict[str, Json] = {"kind": t.kind}
@@ -83,7 +87,8 @@ def _partial_stream(m: CaseModel, rate_sps: float) -> JsonObject:
     if t.kind == "usb":
         transport.update(usb_transfers(t.transfer_bytes, t.transfers, t.buffer_bytes)[0])
     return {"direction": m.direction, "channels": m.channels, "sample_format": m.format, "rate_sps": rate_sps,
-            "frame_bytes": t.frame_bytes, "pattern": m.pattern, "transport": transport}
+            "frame_bytes": t.frame_bytes, "pattern": "signal" if signal else m.pattern,
+            "signal": signal.to_json() if signal else None, "transport": transport}
 
 
 def _core_error(message: str, m: CaseModel) -> Err:

@@ -14,6 +14,7 @@ from hostlib.transports.config import UsbLink
 from hostlib.units import UnitError, parse_quantity
 
 __all__ = [
+    "DEFAULT_CAPTURE_SAMPLES",
     "MAX_BUFFER_BYTES",
     "MAX_DIVIDER",
     "MAX_DURATION_S",
@@ -31,10 +32,15 @@ __all__ = [
     "SWEEP_KEYS",
     "BurstLossModel",
     "CaseModel",
+    "ChannelModel",
+    "DcModel",
     "FaultsModel",
+    "IqImbalanceModel",
     "LinkDirectionModel",
     "LinkModel",
     "PacingModel",
+    "SignalModel",
+    "ToneModel",
     "TransportModel",
     "int_quantity",
     "quantity",
@@ -203,6 +209,79 @@ class LinkModel(LinkDirectionModel):
     down: LinkDirectionModel | None = None
 
 
+# RF cases (docs/dsl.md "RF signal and channel"; docs/rf.md): bounds the core's parser
+# holds too (rf::signal_from_json), here so that they are reported at the field's line.
+DEFAULT_CAPTURE_SAMPLES = 65536
+MAX_CAPTURE_SAMPLES = 1 << 24
+MAX_TONES = 16
+
+
+def _amplitude(value: object) -> float:
+    """A tone's amplitude: a fraction of full scale (0.5) or a level ("-6 dBFS")."""
+    if isinstance(value, str) and value.strip().endswith("dBFS"):
+        level = parse_quantity(value, "dbfs")
+        if level > 0:
+            raise UnitError(f"{value!r} is above full scale; at most 0 dBFS is allowed")
+        return float(10 ** (level / 20))
+    try:
+        number = parse_quantity(value, "count")
+    except UnitError as e:
+        raise UnitError(f"{e}; an amplitude is a fraction of full scale (0.5) or a level such as '-6 dBFS'") from None
+    if not 0 < number <= 1:
+        raise UnitError(f"{value!r} must be a fraction of full scale in (0, 1], or a level such as '-6 dBFS'")
+    return number
+
+
+Amplitude = Annotated[float, BeforeValidator(_amplitude)]
+Frequency = Annotated[float, quantity("frequency", require_unit=True, what=" Hz")]
+
+
+class ToneModel(BaseModel):
+    """One tone of `signal: {kind: multitone, tones: [...]}`."""
+    model_config = _Strict
+    frequency: Frequency
+    amplitude: Amplitude = 0.5
+
+
+class SignalModel(BaseModel):
+    """`signal:` what an RF case's device sends in place of the counter pattern: `tone`
+    (frequency, amplitude) or `multitone` (tones); `capture`: how many consecutive
+    samples of the window the host analyzes."""
+    model_config = _Strict
+    kind: Literal["tone", "multitone"]
+    frequency: Frequency | None = None          # tone
+    amplitude: Amplitude | None = None          # tone (default 0.5: -6 dBFS)
+    tones: Annotated[list[ToneModel], Field(min_length=1, max_length=MAX_TONES)] | None = None  # multitone
+    capture: Annotated[int, int_quantity("count", minimum=64, maximum=MAX_CAPTURE_SAMPLES)] = DEFAULT_CAPTURE_SAMPLES
+
+
+class IqImbalanceModel(BaseModel):
+    """The receiver's IQ imbalance: the Q rail's gain relative to I and its skew from 90 degrees."""
+    model_config = _Strict
+    gain: Annotated[float, quantity("db", minimum=-20, maximum=20, what=" dB")] = 0.0
+    phase: Annotated[float, quantity("angle", minimum=-45, maximum=45, what=" deg")] = 0.0
+
+
+class DcModel(BaseModel):
+    """A DC offset, per rail, as a fraction of full scale."""
+    model_config = _Strict
+    i: Annotated[float, quantity("count", minimum=-1, maximum=1)] = 0.0
+    q: Annotated[float, quantity("count", minimum=-1, maximum=1)] = 0.0
+
+
+class ChannelModel(BaseModel):
+    """`channel:` the simulator's seeded channel, applied at stream rate in the order
+    gain, cfo, cubic, iq_imbalance, dc, noise (docs/rf.md "The channel")."""
+    model_config = _Strict
+    gain: Annotated[float, quantity("db", minimum=-200, maximum=60, what=" dB")] = 0.0
+    snr: Annotated[float, quantity("db", minimum=-50, maximum=300, what=" dB")] | None = None  # None: no noise
+    cfo: Annotated[float, quantity("frequency", require_unit=True, what=" Hz")] = 0.0
+    iq_imbalance: IqImbalanceModel | None = None
+    dc: DcModel | None = None
+    cubic: Annotated[float, quantity("count", minimum=-10, maximum=10)] = 0.0   # per-rail c3: I + c3*I^3
+    seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 1
+
+
 def _scalar(value: object) -> object:
     if value is None or isinstance(value, (dict, list)):
         raise ValueError(f"must be a number, text or true/false, not {_yaml_kind(value)}")
@@ -297,13 +376,17 @@ class CaseModel(BaseModel):
     search: SearchModel | None = None
     # An emulated network between the device and the host (docs/long-link.md).
     link: LinkModel | None = None
+    # An RF case (docs/rf.md): the device sends this signal through this channel in place
+    # of the counter pattern; the host analyzes a capture of it (RF metrics).
+    signal: SignalModel | None = None
+    channel: ChannelModel | None = None
 
 
 def _sweep_keys() -> list[str]:
     keys = []
     for name in CaseModel.model_fields:
         if name in ("name", "description", "thresholds", "tags", "transport", "faults",
-                    "requires", "stream_args", "transport_args", "search", "link"):
+                    "requires", "stream_args", "transport_args", "search", "link", "signal", "channel"):
             continue
         keys.append(name)
     keys += [f"transport.{k}" for k in TransportModel.model_fields] + ["transport.frame_size"]
@@ -311,6 +394,10 @@ def _sweep_keys() -> list[str]:
     keys += [f"link.{k}" for k in LinkModel.model_fields if k not in ("burst_loss", "up", "down")]
     keys += [f"link.{side}.{k}" for side in ("up", "down") for k in LinkDirectionModel.model_fields
              if k != "burst_loss"]
+    keys += [f"signal.{k}" for k in SignalModel.model_fields if k not in ("kind", "tones")]
+    keys += [f"channel.{k}" for k in ChannelModel.model_fields if k not in ("iq_imbalance", "dc")]
+    keys += [f"channel.iq_imbalance.{k}" for k in IqImbalanceModel.model_fields]
+    keys += [f"channel.dc.{k}" for k in DcModel.model_fields]
     return keys
 
 

@@ -31,6 +31,7 @@ from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
 from ..transports.config import UdpTransport
 from . import measure
+from .rf import rf_metrics
 from .search import run_search
 from .silence import SilenceWatch, watched_poll
 from .verdict import judge
@@ -236,6 +237,8 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     snap = _sender_settled(case, driver, watch, snap, overdue)
     snap = _receiver_caught_up(case, driver, watch, snap, overdue)
     window_start = prev = snap
+    if case.signal is not None:
+        driver.arm_capture()   # the capture is the window's first samples
     link0 = link.stats() if link is not None else None
     cpu0 = measure.cpu_seconds()
     ticks0 = measure.cpu_busy_ticks()
@@ -278,6 +281,8 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     rcvbuf = (rcv1 - rcv0) if (rcv0 is not None and rcv1 is not None and case.transport.kind == "udp") else None
     result.metrics, result.legs = measure.measure_legs(
         case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
+    if case.signal is not None:
+        result.metrics.update(rf_metrics(case, driver.capture()))
     if link is not None and case.link is not None and link0 is not None and link1 is not None:
         window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
         result.metrics.update(link_metrics(case.link, link0, link1, window_s, data_side(case.direction)))

@@ -24,7 +24,7 @@ FIXED_COLUMNS = ("run_id", "rig", "testcase", "case", "verdict", "device", "driv
 
 # Units of the fixed numeric columns and of metric dimensions, for the JSON header.
 _DIMENSION_UNITS = {"count": "1", "time": "s", "rate": "1/s", "data_rate": "B/s", "ratio": "1",
-                    "percent": "%", "frequency": "Hz"}
+                    "percent": "%", "frequency": "Hz", "db": "dB", "dbc": "dBc", "dbfs": "dBFS", "ppm": "ppm"}
 _FIXED_UNITS = {"channels": "1", "frame_bytes": "B", "rate_sps": "1/s"}
 
 

@@ -66,7 +66,7 @@ def format_metric(name: str, value: object) -> str:
         return _rate(value, 2)
     if dim == "ratio":
         return f"{value:.6g}"
-    if dim in ("data_rate", "percent", "frequency"):
+    if dim in ("data_rate", "percent", "frequency", "db", "dbc", "dbfs", "ppm"):
         return format_quantity(value, dim)
     return f"{value:.6g}"
 
@@ -105,6 +105,9 @@ def summary_line(result: CaseResult) -> str:
     link = _link_part(m)
     if link:
         parts.append(link)
+    rf = _rf_part(m)
+    if rf:
+        parts.append(rf)
     line = f"{head}: {', '.join(parts)}"
     if result.marginal and verdict is Verdict.MARGINAL:  # which limit it came close to
         line += "; marginal: " + "; ".join(result.marginal)
@@ -129,6 +132,22 @@ def _link_part(m: dict[str, float]) -> str:
     if _finite(m.get("link_dropped_queue")) and m["link_dropped_queue"]:
         out.append(f"{_count(m['link_dropped_queue'])} dropped by its queue")
     return "link " + ", ".join(out) if out else "link (configured only)"
+
+
+def _rf_part(m: dict[str, float]) -> str:
+    """An RF case's figures beside the injected truth (docs/rf.md):
+    'rf snr 30.02 dB (30.00), freq error 1.2 kHz (1.2 kHz), sfdr 34.24 dBc (34.27)'."""
+    if not _finite(m.get("snr_db")):
+        return ""
+    out = []
+    for name, label in (("snr_db", "snr"), ("freq_error_hz", "freq error"), ("sfdr_dbc", "sfdr"),
+                        ("iq_image_dbc", "image")):
+        if not _finite(m.get(name)):
+            continue
+        truth = m.get(f"injected_{name}")
+        out.append(f"{label} {format_metric(name, m[name])}"
+                   + (f" ({format_metric(name, truth)})" if _finite(truth) else ""))
+    return "rf " + ", ".join(out)
 
 
 def threshold_reason(t: ThresholdResult) -> str:

@@ -57,6 +57,10 @@ class DeviceEntry:
             if self.driver == "sim" and case.transport.kind not in ("udp", "tcp", "shm"):
                 return (f"host: gnuradio on the simulator: rig_source has no {case.transport.kind} transport "
                         "(udp, tcp, shm)")
+        if case.signal is not None:
+            reason = self._rf_reason()
+            if reason:
+                return reason
         if case.channels > self.channels:
             return f"case needs {case.channels} channels, device {self.alias!r} has {self.channels}"
         # rx+tx needs a device that does both (or lists rx+tx itself).
@@ -75,6 +79,24 @@ class DeviceEntry:
             return (f"device {self.alias!r} is limited to {self.max_rate_sps:g} S/s, "
                     f"the case rate is {case.rate_sps:g} S/s")
         return None
+
+    def _rf_reason(self) -> str | None:
+        """Why this device cannot run an RF case (its signal: generated and received with
+        a known channel), or None. The simulator's C++ device core generates it; a radio
+        needs a signal source: a declared TX->RX loopback or an external generator."""
+        if self.driver == "sim":
+            if self.firmware == "rtl":
+                return (f"device {self.alias!r} runs the RTL device core (firmware: rtl), which sends the counter "
+                        "pattern only; an RF case needs the simulator's C++ core (firmware: model)")
+            return None
+        if not self.loopback:
+            return (f"an RF case needs a signal at the receiver: device {self.alias!r} (driver {self.driver}) declares "
+                    "no TX->RX loopback (loopback: in the rig file) and no external generator; the simulator "
+                    "generates it")
+        cabling = ", ".join(f"{k}->{v}" for k, v in self.loopback.items())
+        return (f"an RF case over device {self.alias!r}'s loopback ({cabling}) "
+                f"needs its TX leg to send the signal, which the {self.driver} driver does not do yet; "
+                "the simulator generates it")
 
     def can_run(self, case: Case) -> Fit:
         """Whether this device can run `case`: what it streams (direction, channels,

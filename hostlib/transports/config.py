@@ -21,9 +21,12 @@ __all__ = [
     "Json",
     "JsonObject",
     "Pacing",
+    "RfChannel",
+    "RfTone",
     "RingPublish",
     "SampleFormat",
     "ShmTransport",
+    "Signal",
     "SimJson",
     "StreamConfig",
     "StreamJson",
@@ -147,6 +150,7 @@ class StreamJson(TypedDict):
     frame_bytes: int
     transport: TransportJson
     pattern: str
+    signal: JsonObject | None
     stream_id: int
     crc: bool
     tx_lead_frames: int
@@ -266,6 +270,67 @@ def transport_from_json(d: Mapping[str, object], where: str = "transport") -> Tr
 
 
 @dataclass(frozen=True, kw_only=True)
+class RfTone:
+    """One tone of an RF signal (the core's rf::ToneSpec): amplitude of full scale 1.0."""
+    frequency_hz: float
+    amplitude: float
+    phase_rad: float = 0.0
+
+    def to_json(self) -> JsonObject:
+        return {"frequency_hz": self.frequency_hz, "amplitude": self.amplitude, "phase_rad": self.phase_rad}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RfChannel:
+    """The simulator's seeded channel (the core's rf::Channel, docs/rf.md "The channel")."""
+    gain_db: float = 0.0
+    snr_db: float | None = None     # None: no noise
+    cfo_hz: float = 0.0
+    iq_gain_db: float = 0.0         # Q rail gain relative to I
+    iq_phase_deg: float = 0.0       # Q rail skew from 90 degrees
+    dc_i: float = 0.0
+    dc_q: float = 0.0
+    c3: float = 0.0                 # per-rail cubic coefficient
+    seed: int = 1
+
+    def to_json(self) -> JsonObject:
+        return {"gain_db": self.gain_db, "snr_db": self.snr_db, "cfo_hz": self.cfo_hz,
+                "iq_gain_db": self.iq_gain_db, "iq_phase_deg": self.iq_phase_deg, "dc_i": self.dc_i,
+                "dc_q": self.dc_q, "c3": self.c3, "seed": self.seed}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Signal:
+    """pattern "signal": what the device sends (tones through the channel) and how many
+    consecutive samples of channel 0 the host keeps for analysis."""
+    tones: tuple[RfTone, ...]
+    channel: RfChannel
+    capture_samples: int
+
+    def to_json(self) -> JsonObject:
+        return {"tones": [t.to_json() for t in self.tones], "channel": self.channel.to_json(),
+                "capture_samples": self.capture_samples}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object], where: str = "signal") -> Signal:
+        tones = _get(d, "tones", where)
+        if not isinstance(tones, list):
+            raise ValueError(f"{where}.tones: must be a list")
+        c = _mapping(d, "channel", where)
+        cw = f"{where}.channel"
+        snr = _get(c, "snr_db", cw)
+        return cls(
+            tones=tuple(RfTone(frequency_hz=_float(t, "frequency_hz", f"{where}.tones"),
+                               amplitude=_float(t, "amplitude", f"{where}.tones"),
+                               phase_rad=_float(t, "phase_rad", f"{where}.tones")) for t in tones),
+            channel=RfChannel(gain_db=_float(c, "gain_db", cw), snr_db=None if snr is None else _float(c, "snr_db", cw),
+                              cfo_hz=_float(c, "cfo_hz", cw), iq_gain_db=_float(c, "iq_gain_db", cw),
+                              iq_phase_deg=_float(c, "iq_phase_deg", cw), dc_i=_float(c, "dc_i", cw),
+                              dc_q=_float(c, "dc_q", cw), c3=_float(c, "c3", cw), seed=_int(c, "seed", cw)),
+            capture_samples=_int(d, "capture_samples", where))
+
+
+@dataclass(frozen=True, kw_only=True)
 class StreamConfig:
     """One stream as the core runs it (docs/architecture.md "Stream config")."""
     direction: Direction
@@ -274,7 +339,8 @@ class StreamConfig:
     rate_sps: float
     frame_bytes: int                # the whole frame, the 48-byte header included
     transport: Transport
-    pattern: str
+    pattern: str                    # "counter" | "signal" (the payload is `signal`)
+    signal: Signal | None           # pattern "signal" only
     stream_id: int
     crc: bool
     tx_lead_frames: int             # TX: frames sent ahead of the rate clock; 0 = automatic
@@ -282,8 +348,8 @@ class StreamConfig:
     def to_json(self) -> StreamJson:
         return {"direction": self.direction, "channels": self.channels, "sample_format": self.sample_format,
                 "rate_sps": self.rate_sps, "frame_bytes": self.frame_bytes, "transport": self.transport.to_json(),
-                "pattern": self.pattern, "stream_id": self.stream_id, "crc": self.crc,
-                "tx_lead_frames": self.tx_lead_frames}
+                "pattern": self.pattern, "signal": None if self.signal is None else self.signal.to_json(),
+                "stream_id": self.stream_id, "crc": self.crc, "tx_lead_frames": self.tx_lead_frames}
 
     @classmethod
     def from_json(cls, d: Mapping[str, object], where: str = "stream config") -> StreamConfig:
@@ -296,6 +362,8 @@ class StreamConfig:
         return cls(direction=direction, channels=_int(d, "channels", where), sample_format=fmt,
                    rate_sps=_float(d, "rate_sps", where), frame_bytes=_int(d, "frame_bytes", where),
                    transport=transport_from_json(transport, f"{where}.transport"), pattern=_str(d, "pattern", where),
+                   signal=None if _get(d, "signal", where) is None else Signal.from_json(
+                       _mapping(d, "signal", where), f"{where}.signal"),
                    stream_id=_int(d, "stream_id", where), crc=_bool(d, "crc", where),
                    tx_lead_frames=_int(d, "tx_lead_frames", where))
 
