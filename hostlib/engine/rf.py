@@ -33,23 +33,25 @@ def injected_truth(signal: Signal) -> dict[str, float]:
     components beside the analyzed one (SFDR's truth is the strongest of them, or the
     image, whichever is larger); its SNR and THD truths are left out (the single-tone
     analyzer counts the other tones' power as noise, and the cubic mixes tones)."""
+    from ..reference.rf import ToneTruth  # numpy: only when an RF case runs
+
     main = max(signal.tones, key=lambda t: t.amplitude)
-    truth = _native_channel(signal.channel).tone_truth(main.frequency_hz, main.amplitude)
+    truth = ToneTruth(**_native_channel(signal.channel).tone_truth(main.frequency_hz, main.amplitude))
     out: dict[str, float] = {"injected_freq_error_hz": signal.channel.cfo_hz,
-                             "injected_tone_power_dbfs": truth["power_dbfs"]}
+                             "injected_tone_power_dbfs": truth.power_dbfs}
     others = [_db(t.amplitude ** 2 / main.amplitude ** 2) for t in signal.tones if t is not main]
-    spurs = [x for x in (truth["image_dbc"], truth["spur_dbc"] if not others else None) if x is not None] + others
+    spurs = [x for x in (truth.image_dbc, truth.spur_dbc if not others else None) if x is not None] + others
     if spurs:
         out["injected_sfdr_dbc"] = -max(spurs)
-    if truth["image_dbc"] is not None:
-        out["injected_iq_image_dbc"] = truth["image_dbc"]
-    if truth["dc_dbfs"] is not None:
-        out["injected_dc_offset_dbfs"] = truth["dc_dbfs"]
+    if truth.image_dbc is not None:
+        out["injected_iq_image_dbc"] = truth.image_dbc
+    if truth.dc_dbfs is not None:
+        out["injected_dc_offset_dbfs"] = truth.dc_dbfs
     if not others:
-        if truth["snr_db"] is not None:
-            out["injected_snr_db"] = truth["snr_db"]
-        if truth["spur_dbc"] is not None:
-            out["injected_thd_dbc"] = truth["spur_dbc"]
+        if truth.snr_db is not None:
+            out["injected_snr_db"] = truth.snr_db
+        if truth.spur_dbc is not None:
+            out["injected_thd_dbc"] = truth.spur_dbc
     return out
 
 
@@ -62,19 +64,21 @@ def rf_metrics(case: Case, capture: RfCapture | None) -> dict[str, float]:
     if capture is None:
         raise DeviceError(f"{case.location}: the RF capture of {signal.capture_samples} consecutive samples did not "
                           "complete within the window (frames lost, or the stream ended)")
-    a = native().analyze_tone(capture.samples, case.rate_sps)
+    from ..reference.rf import ToneAnalysis  # numpy: only when an RF case runs
+
+    a = ToneAnalysis(**native().analyze_tone(capture.samples, case.rate_sps))
     main = max(signal.tones, key=lambda t: t.amplitude)
-    error_hz = a["freq_hz"] - main.frequency_hz
+    error_hz = a.freq_hz - main.frequency_hz
     return {
         "freq_error_hz": error_hz,
         "freq_error_ppm": error_hz / abs(main.frequency_hz) * 1e6 if main.frequency_hz else math.nan,
-        "tone_power_dbfs": a["power_dbfs"],
-        "snr_db": a["snr_db"],
-        "sinad_db": a["sinad_db"],
-        "sfdr_dbc": a["sfdr_dbc"],
-        "thd_dbc": a["thd_dbc"],
-        "iq_image_dbc": a["image_dbc"],
-        "dc_offset_dbfs": a["dc_dbfs"],
+        "tone_power_dbfs": a.power_dbfs,
+        "snr_db": a.snr_db,
+        "sinad_db": a.sinad_db,
+        "sfdr_dbc": a.sfdr_dbc,
+        "thd_dbc": a.thd_dbc,
+        "iq_image_dbc": a.image_dbc,
+        "dc_offset_dbfs": a.dc_dbfs,
         "rf_capture_samples": float(len(capture.samples)),
         "rf_capture_restarts": float(capture.restarts),
         **injected_truth(signal),

@@ -129,3 +129,17 @@ def test_an_rf_case_on_a_radio_without_a_signal_source_skips_with_the_reason(wri
     assert "TX leg" in (cabled.can_run(case).why_not or "")
     assert dut.can_run(case).why_not is None
     assert math.isfinite(case.signal.tones[0].frequency_hz)
+
+
+@requires_native
+@pytest.mark.parametrize("fmt, limit_db", [("sc8", 43.8)])
+def test_a_clean_tone_is_limited_by_the_sample_format_alone(fmt, limit_db, write_case, sim_rig):
+    """No channel: the only noise is the format's quantisation, A^2 / (delta^2 / 6) with
+    delta = 1 / 127 for sc8 (docs/rf.md "Accuracy": 43.8 dB at -6 dBFS; sc16 92.1 dB is
+    testcases/rf/tone_clean.yaml)."""
+    [case] = write_case(BASE + f"format: {fmt}\nsignal: {{kind: tone, frequency: 123.4567 kHz, amplitude: -6 dBFS}}\n")
+    result = run_case(case, sim_rig, run_id="rf")
+    m = result.metrics
+    assert result.verdict == Verdict.PASS, result.message
+    assert abs(m["snr_db"] - limit_db) <= 0.5, m["snr_db"]
+    assert "injected_snr_db" not in m and m["injected_tone_power_dbfs"] == pytest.approx(-6.0, abs=1e-9)
