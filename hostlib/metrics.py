@@ -22,6 +22,9 @@ class Metric:
     dimension: str
     description: str
     aliases: tuple[str, ...] = ()
+    # The same quantity in another dimension (freq_error_hz -> freq_error_ppm): a threshold
+    # on this metric written in that dimension's unit judges that metric.
+    relative: str | None = None
 
 
 _METRICS = [
@@ -123,7 +126,7 @@ _METRICS = [
     # An RF case (signal:, docs/rf.md "RF metrics"): the native tone analyzer on the capture
     # (the first signal.capture samples of the window), the strongest tone's figures.
     Metric("freq_error_hz", "frequency", "rf: measured frequency of the strongest tone less its nominal "
-           "(signal:) frequency", ("freq_error",)),
+           "(signal:) frequency", ("freq_error",), relative="freq_error_ppm"),
     Metric("freq_error_ppm", "ppm", "rf: freq_error_hz relative to the nominal tone frequency, in ppm"),
     Metric("tone_power_dbfs", "dbfs", "rf: power of the strongest tone (0 dBFS: amplitude 1.0)", ("tone_power",)),
     Metric("snr_db", "db", "rf: tone / noise (harmonics, image, spurs and DC set aside)", ("snr",)),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from hostlib import metrics as _metrics
 from hostlib._exceptions import ThresholdError, UnitError
-from hostlib.units import _NUMBER, unit_scale
+from hostlib.units import _NUMBER, allowed_units, unit_scale
 from hostlib.verdicts import Op, ThresholdResult, Verdict
 
 __all__ = ["PARAMS", "Threshold", "ThresholdError", "ThresholdResult", "parse_threshold"]
@@ -197,7 +197,20 @@ def parse_threshold(metric_name: str, spec: object) -> Threshold:
         limit_text, marginal_text = spec["limit"], spec.get("marginal")
     else:
         limit_text = spec
-    limit = _parse_expr(limit_text, metric)
+    try:
+        limit = _parse_expr(limit_text, metric)
+    except ThresholdError:
+        # "freq_error: <= 0.1 ppm": written in the unit of the metric's relative form.
+        relative = _metrics.METRICS[metric.relative] if metric.relative else None
+        if relative is None:
+            raise
+        try:
+            limit = _parse_expr(limit_text, relative)
+        except ThresholdError:
+            raise ThresholdError(f"{limit_text!r}: {metric.name} takes a {metric.dimension} "
+                                 f"({', '.join(allowed_units(metric.dimension))}), or a {relative.dimension} "
+                                 f"({', '.join(allowed_units(relative.dimension))}) for {relative.name}") from None
+        metric = relative
     marginal = None
     if marginal_text is not None:
         marginal = _parse_expr(marginal_text, metric)

@@ -143,3 +143,13 @@ def test_a_clean_tone_is_limited_by_the_sample_format_alone(fmt, limit_db, write
     assert result.verdict == Verdict.PASS, result.message
     assert abs(m["snr_db"] - limit_db) <= 0.5, m["snr_db"]
     assert "injected_snr_db" not in m and m["injected_tone_power_dbfs"] == pytest.approx(-6.0, abs=1e-9)
+
+
+def test_a_frequency_error_threshold_in_ppm_judges_the_relative_metric():
+    from hostlib.dsl.thresholds import ThresholdError, parse_threshold
+
+    ppm = parse_threshold("freq_error", {"limit": "<= 0.1 ppm", "marginal": "<= 0.01 ppm"})
+    assert (ppm.metric, ppm.written_as, ppm.marginal_text) == ("freq_error_ppm", "freq_error", "<= 0.01 ppm")
+    assert parse_threshold("freq_error", "<= 2 kHz").metric == "freq_error_hz"
+    with pytest.raises(ThresholdError, match="frequency .* or a ppm"):
+        parse_threshold("freq_error", "<= 3 dB")
