@@ -145,9 +145,14 @@ def _rf_part(m: dict[str, float]) -> str:
         if not _finite(m.get(name)):
             continue
         truth = m.get(f"injected_{name}")
-        out.append(f"{label} {format_metric(name, m[name])}"
-                   + (f" ({format_metric(name, truth)})" if _finite(truth) else ""))
+        show = _hz if name == "freq_error_hz" else (lambda v, n=name: format_metric(n, v))
+        out.append(f"{label} {show(m[name])}" + (f" ({show(truth)})" if _finite(truth) else ""))
     return "rf " + ", ".join(out)
+
+
+def _hz(v: float) -> str:
+    """A frequency error: '1.2 kHz', '-5.79e-05 Hz', '0 Hz'."""
+    return f"{v / 1e3:.4g} kHz" if abs(v) >= 1e3 else f"{v:.3g} Hz"
 
 
 def threshold_reason(t: ThresholdResult) -> str:

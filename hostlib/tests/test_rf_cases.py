@@ -50,6 +50,7 @@ def test_rf_case_measures_the_injected_truth(kind, snr, seed, write_case, sim_ri
     result = run_case(case, sim_rig, run_id="rf")
     m = result.metrics
     assert result.verdict == Verdict.PASS, (result.message, m)
+    assert f"({snr:.2f} dB)" in result.message and "freq error 1.2 kHz (1.2 kHz)" in result.message  # beside the truth
     assert m["rf_capture_samples"] == 65536 and m["rf_capture_restarts"] == 0
     assert m["injected_snr_db"] == snr
     assert abs(m["snr_db"] - m["injected_snr_db"]) <= 0.3, m
