@@ -166,8 +166,10 @@ def _lobe(center: int, n: int) -> list[int]:
     return [(center + d) % n for d in range(-LOBE_BINS, LOBE_BINS + 1)]
 
 
-def analyze_tone(x: np.ndarray, fs_hz: float) -> ToneAnalysis:
+def analyze_tone(x: np.ndarray, fs_hz: float, aside_hz: Sequence[float] = ()) -> ToneAnalysis:
     """The figures of a capture holding one dominant tone (docs/rf.md "Tone").
+    `aside_hz`: other components known to be there (a multitone's other tones): their
+    lobes are set aside from the noise, as the harmonics' are (they stay spurs for SFDR).
 
     1. coarse: the largest bin of the Blackman-Harris spectrum outside DC;
     2. fine: the maximum of the rectangular periodogram within 0.75 bin of it (the
@@ -206,7 +208,7 @@ def analyze_tone(x: np.ndarray, fs_hz: float) -> ToneAnalysis:
 
     harmonic_bins = {(k, s): _lobe(bin_of(s * k * omega), n) for k in HARMONICS for s in (1, -1)}
     aside = {b for bins in harmonic_bins.values() for b in bins} | set(_lobe(0, n)) | set(_lobe(peak, n)) \
-        | set(_lobe(bin_of(-omega), n))
+        | set(_lobe(bin_of(-omega), n)) | {b for f in aside_hz for b in _lobe(bin_of(2 * np.pi * f / fs_hz), n)}
     noise_var = float(np.mean(np.delete(spectrum, sorted(aside))))
 
     def power_in(bins: list[int]) -> float:

@@ -154,3 +154,22 @@ def test_a_frequency_error_threshold_in_ppm_judges_the_relative_metric():
     assert parse_threshold("freq_error", "<= 2 kHz").metric == "freq_error_hz"
     with pytest.raises(ThresholdError, match="frequency .* or a ppm"):
         parse_threshold("freq_error", "<= 3 dB")
+
+
+MULTITONE = BASE + """signal:
+  kind: multitone
+  tones: [{frequency: 123.4567 kHz, amplitude: -6 dBFS}, {frequency: -210.9876 kHz, amplitude: -26 dBFS}]
+channel: {gain: -2 dB, cfo: 300 Hz, iq_imbalance: {gain: 0.3 dB, phase: 1 deg}, snr: 30 dB, seed: 5}
+"""
+
+
+@requires_native
+def test_a_multitone_is_measured_on_its_strongest_tone_beside_its_truth(write_case, sim_rig):
+    """The other tone is set aside from the noise (its lobe and its image's) and is the
+    largest spur: SNR's truth is the tone's share of the power the noise is relative to."""
+    [case] = write_case(MULTITONE)
+    m = run_case(case, sim_rig, run_id="rf").metrics
+    assert abs(m["snr_db"] - m["injected_snr_db"]) <= 0.3, m
+    assert m["injected_snr_db"] == pytest.approx(30 - 0.0432, abs=0.01)      # 10 log10(1 / 1.01)
+    assert abs(m["sfdr_dbc"] - m["injected_sfdr_dbc"]) <= 0.1 and m["injected_sfdr_dbc"] == pytest.approx(20)
+    assert abs(m["freq_error_hz"] - 300) <= 0.01 and abs(m["tone_power_dbfs"] - m["injected_tone_power_dbfs"]) <= 0.05

@@ -57,16 +57,16 @@ py::dict truth_dict(const hilrig::rf::ToneTruth& t) {
 void hilrig_bind_rf(py::module_& m) {
   m.def(
       "analyze_tone",
-      [](const CArray& x, double fs_hz) {
+      [](const CArray& x, double fs_hz, const std::vector<double>& aside_hz) {
         auto s = samples(x);
         hilrig::rf::ToneAnalysis a;
         {
           py::gil_scoped_release release;
-          a = hilrig::rf::analyze_tone(s, fs_hz);
+          a = hilrig::rf::analyze_tone(s, fs_hz, aside_hz);
         }
         return analysis_dict(a);
       },
-      py::arg("x"), py::arg("fs_hz"),
+      py::arg("x"), py::arg("fs_hz"), py::arg("aside_hz") = std::vector<double>{},
       "The figures of a capture holding one dominant tone (the fields of hostlib.reference.rf.ToneAnalysis), "
       "by the reference's algorithm with FFTW (docs/rf.md).");
 

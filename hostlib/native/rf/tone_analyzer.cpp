@@ -94,7 +94,7 @@ std::array<cd, 3> solve3(std::array<std::array<cd, 3>, 3> g, std::array<cd, 3> r
 
 }  // namespace
 
-ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz) {
+ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
   const std::size_t n = x.size();
   if (n < kMinToneSamples) throw std::invalid_argument("analyze_tone: fewer than " + std::to_string(kMinToneSamples) + " samples");
   if (!(fs_hz > 0)) throw std::invalid_argument("analyze_tone: fs_hz must be > 0");
@@ -154,6 +154,8 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz) {
     for (long long b : l) aside[std::size_t(b)] = 1;
   for (long long c : {0LL, peak, bin_of(-omega)})
     for (long long b : lobe(c)) aside[std::size_t(b)] = 1;
+  for (double f : aside_hz)
+    for (long long b : lobe(bin_of(2 * std::numbers::pi * f / fs_hz))) aside[std::size_t(b)] = 1;
   double noise_sum = 0, total_sum = 0;
   std::size_t noise_bins = 0;
   for (std::size_t b = 0; b < n; ++b) {

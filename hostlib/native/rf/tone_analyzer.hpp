@@ -28,6 +28,8 @@ struct ToneAnalysis {
 };
 
 // Throws std::invalid_argument for fewer than kMinToneSamples samples or fs_hz <= 0.
-ToneAnalysis analyze_tone(std::span<const std::complex<double>> x, double fs_hz);
+// aside_hz: other components known to be there (a multitone's other tones): their lobes
+// are set aside from the noise, as the harmonics' are (they stay spurs for SFDR).
+ToneAnalysis analyze_tone(std::span<const std::complex<double>> x, double fs_hz, std::span<const double> aside_hz = {});
 
 }  // namespace hilrig::rf
