@@ -3,12 +3,11 @@ or the problems, each at the field that causes it (docs/dsl.md "RF signal and ch
 from __future__ import annotations
 
 from hostlib.dsl.schema import CaseModel
-from hostlib.dsl.yamlsrc import Path_
+from hostlib.dsl.semantics import Err
 from hostlib.transports.config import RfChannel, RfTone, Signal
 
 __all__ = ["RF_TRANSPORTS", "rf_signal"]
 
-Err = tuple[Path_, str]
 # Where the host keeps a capture: the native receiver (RxStream) of these transports.
 RF_TRANSPORTS = ("udp", "tcp", "shm")
 DEFAULT_AMPLITUDE = 0.5   # -6 dBFS: room for the channel's gain, DC and noise below full scale
