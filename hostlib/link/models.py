@@ -8,8 +8,11 @@ published figures the study reproduces.
 * window-limited TCP: window / RTT (the window is the smaller of what the sender may
   keep unacknowledged and what the receiver advertises).
 * loss-limited TCP (Mathis, Semke, Mahdavi, Ott 1997): MSS / RTT * C / sqrt(p), C ~ 1.22;
-  a loss-based congestion control (reno, cubic), not bbr, which does not back off on a
-  random loss.
+  Reno's (AIMD) response to a random loss p.
+* loss-limited CUBIC (RFC 8312 / RFC 9438 section 5.1): an average window of
+  (C (3 + beta) / (4 (1 - beta)))^(1/4) (RTT / p)^(3/4) segments, C 0.4, beta 0.7, and
+  never below Reno's (its Reno-friendly region). bbr does not back off on a random
+  loss: neither is its bound.
 
 Rates are bits per second, times seconds, sizes bytes. `study_rows` turns a case and its
 metrics into the rows the CLI, the evidence and the report show: measured, the models,
@@ -24,13 +27,15 @@ from dataclasses import dataclass
 from ..results.schema import BlockCount, StudyRow
 from .spec import LinkSpec
 
-__all__ = ["LAB_FIGURES", "LAB_TAG", "MATHIS_C", "TCP_MSS_BYTES", "UDP_IP_HEADER_BYTES", "LabFigure",
-           "lab_figure", "mathis_bps", "paced_received_ratio", "study_rows", "tcp_window_bytes",
+__all__ = ["CUBIC_BETA", "CUBIC_C", "LAB_FIGURES", "LAB_TAG", "MATHIS_C", "TCP_MSS_BYTES", "UDP_IP_HEADER_BYTES",
+           "LabFigure", "cubic_bps", "lab_figure", "mathis_bps", "paced_received_ratio", "study_rows", "tcp_window_bytes",
            "window_limited_bps", "wire_time_s"]
 
 UDP_IP_HEADER_BYTES = 28     # IPv4 (20) + UDP (8): a datagram's IP packet is its payload + 28
 TCP_MSS_BYTES = 1448         # a 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12)
 MATHIS_C = 1.22              # sqrt(3/2): periodic loss, delayed ACKs off (the paper's constant)
+CUBIC_C = 0.4                # RFC 9438: the cubic function's scale, segments / s^3
+CUBIC_BETA = 0.7             # RFC 9438: the window after a loss, x beta
 LAB_TAG = "lab:"             # a case's tag `lab:<key>` names its row of LAB_FIGURES
 
 
@@ -64,6 +69,17 @@ def mathis_bps(mss_bytes: float, rtt_s: float, loss: float) -> float:
     if loss <= 0:
         return math.inf
     return mss_bytes * 8 / rtt_s * MATHIS_C / math.sqrt(loss)
+
+
+def cubic_bps(mss_bytes: float, rtt_s: float, loss: float) -> float:
+    """Loss-limited CUBIC: its average window for a random loss p (RFC 9438 5.1), or
+    Reno's (Mathis) where that is larger (the Reno-friendly region); infinite without loss."""
+    if rtt_s <= 0:
+        raise ValueError(f"rtt_s must be > 0, got {rtt_s}")
+    if loss <= 0:
+        return math.inf
+    window_segments = (CUBIC_C * (3 + CUBIC_BETA) / (4 * (1 - CUBIC_BETA))) ** 0.25 * (rtt_s / loss) ** 0.75
+    return max(window_segments * mss_bytes * 8 / rtt_s, mathis_bps(mss_bytes, rtt_s, loss))
 
 
 def tcp_window_bytes(sndbuf_bytes: float, rcvbuf_bytes: float) -> float:
@@ -128,9 +144,14 @@ def _row(what: str, how: str, received: str, *, ratio: float | None = None,
 
 
 def _measured(metrics: Mapping[str, float], blocks: Sequence[BlockCount], block_frames: int,
-              payload_bytes: int) -> StudyRow:
+              payload_bytes: int, transport: str) -> StudyRow:
     """What the run received: the complete blocks' received / sent (the lab's measure),
-    or over the whole stream when no block is complete, and the payload rate."""
+    or over the whole stream when no block is complete, and the payload rate. tcp loses
+    nothing (what is not received yet is in the sockets): its rate alone."""
+    rate_bps = metrics.get("frames_per_s", 0.0) * payload_bytes * 8
+    if transport == "tcp":
+        return _row("measured (this run)", "frames received over the window x frame bytes", _mbit(rate_bps),
+                    rate_bps=rate_bps)
     full = [b for b in blocks if b["sent"] == block_frames]
     sent = sum(b["sent"] for b in full)
     if sent:
@@ -142,7 +163,6 @@ def _measured(metrics: Mapping[str, float], blocks: Sequence[BlockCount], block_
         sent_all = metrics.get("frames_sent", 0.0)
         ratio = metrics.get("frames_received", 0.0) / sent_all if sent_all else 0.0
         how = f"frames received / sent over the stream ({metrics.get('frames_sent', 0):.0f} sent)"
-    rate_bps = metrics.get("frames_per_s", 0.0) * payload_bytes * 8
     return _row("measured (this run)", how, f"{_mbit(rate_bps)}, {100 * ratio:.1f} %", ratio=ratio,
                 rate_bps=rate_bps)
 
@@ -191,14 +211,24 @@ def _tcp(spec: LinkSpec, side: str, metrics: Mapping[str, float], congestion: st
                          f"buffer) / RTT {rtt * 1e3:.3g} ms", _mbit(w_bps), rate_bps=w_bps))
     loss = d.expected_loss
     if rtt > 0 and loss > 0:
+        # Which loss response bounds this sender: Reno's (Mathis) for reno and the others,
+        # CUBIC's for cubic, none for bbr (it does not back off on a random loss).
+        not_bound = f"; {congestion} does not back off on random loss: not a bound"
         m_bps = mathis_bps(TCP_MSS_BYTES, rtt, loss)
-        loss_based = congestion not in ("bbr",)
-        if loss_based:
+        if congestion not in ("bbr", "cubic"):
             bounds.append(m_bps)
         rows.append(_row("model: loss-limited TCP (Mathis)",
                          f"MSS {TCP_MSS_BYTES} B / RTT {rtt * 1e3:.3g} ms x {MATHIS_C} / sqrt(p {loss:.3g})"
-                         + ("" if loss_based else f"; {congestion} does not back off on random loss: not a bound"),
-                         _mbit(m_bps), rate_bps=m_bps))
+                         + (not_bound if congestion == "bbr" else "; Reno's response" if congestion == "cubic"
+                            else ""), _mbit(m_bps), rate_bps=m_bps))
+        if congestion in ("cubic", "bbr"):
+            c_bps = cubic_bps(TCP_MSS_BYTES, rtt, loss)
+            if congestion == "cubic":
+                bounds.append(c_bps)
+            rows.append(_row("model: loss-limited CUBIC (RFC 9438)",
+                             f"({CUBIC_C} x {3 + CUBIC_BETA:g} / (4 x {1 - CUBIC_BETA:.1f}))^(1/4) x (RTT / p)^(3/4) "
+                             f"segments a round trip, at least Reno's" + (not_bound if congestion == "bbr" else ""),
+                             _mbit(c_bps), rate_bps=c_bps))
     if d.rate_bps:
         rows.append(_row("link rate (TCP payload)", f"{_mbit(d.rate_bps)} x {TCP_MSS_BYTES} / "
                          f"{TCP_MSS_BYTES + 52} (headers)", _mbit(link_bps), rate_bps=link_bps))
@@ -220,7 +250,7 @@ def study_rows(*, spec: LinkSpec | None, side: str, transport: str, frame_bytes:
     named = lab_figure(tags)
     if spec is None and named is None:
         return []
-    rows = [_measured(metrics, blocks, block_frames, frame_bytes)]
+    rows = [_measured(metrics, blocks, block_frames, frame_bytes, transport)]
     if (counted := _link_counted(metrics)) is not None:
         rows.append(counted)
     d = None if spec is None else (spec.down if side == "down" else spec.up)

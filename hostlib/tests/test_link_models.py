@@ -11,6 +11,7 @@ from rich.console import Console
 from hostlib._exceptions import ConfigError
 from hostlib.link.models import (
     LAB_FIGURES,
+    cubic_bps,
     lab_figure,
     mathis_bps,
     paced_received_ratio,
@@ -65,6 +66,16 @@ def test_mathis_loss_limited_tcp() -> None:
     assert math.isinf(mathis_bps(1448, 0.25, 0.0))
 
 
+def test_cubic_loss_limited() -> None:
+    # (0.4 x 3.7 / 1.2)^(1/4) = 1.05383; (0.25 / 5e-5)^(3/4) = 5000^0.75 = 594.604: 626.61 segments
+    # a round trip: 626.61 x 1448 x 8 / 0.25 = 29.03 Mbit/s (Reno's, Mathis: 7.99 Mbit/s).
+    assert cubic_bps(1448, 0.25, 5e-5) == pytest.approx(29.034e6, rel=1e-3)
+    assert mathis_bps(1448, 0.25, 5e-5) == pytest.approx(7.9945e6, rel=1e-3)
+    # At a LAN's 0.5 ms and 1 % loss CUBIC is below Reno: the Reno-friendly region gives Reno's.
+    assert cubic_bps(1448, 0.0005, 0.01) == pytest.approx(mathis_bps(1448, 0.0005, 0.01))
+    assert math.isinf(cubic_bps(1448, 0.25, 0.0))
+
+
 def _blocks(*received: int, last_sent: int = 0) -> list[BlockCount]:
     out = [BlockCount(first_seq=i * BLOCK, received=r, sent=BLOCK) for i, r in enumerate(received)]
     if last_sent:
@@ -117,16 +128,24 @@ def test_study_rows_configured_period_and_loss() -> None:
 
 
 def test_study_rows_tcp_bounds() -> None:
-    # cubic on the WAN with 0.01 % loss, 4 MiB granted each side: window 2 MiB / 250 ms = 67.1 Mbit/s,
+    # reno on the WAN with 0.01 % loss, 4 MiB granted each side: window 2 MiB / 250 ms = 67.1 Mbit/s,
     # Mathis 5.65 Mbit/s: the smallest bound is Mathis.
     metrics = {"frames_per_s": 500.0, "tcp_sndbuf_bytes": 4.0 * 2**20, "tcp_rcvbuf_bytes": 4.0 * 2**20}
     rows = study_rows(spec=_wan(loss=1e-4), side="up", transport="tcp", frame_bytes=8000, pacing_period_s=0.0,
-                      tags=("lab:wan-tcp",), metrics=metrics, blocks=[], block_frames=BLOCK, congestion="cubic")
+                      tags=("lab:wan-tcp",), metrics=metrics, blocks=[], block_frames=BLOCK, congestion="reno")
     by = {r["what"]: r for r in rows}
     assert by["model: window-limited TCP"]["rate_bps"] == pytest.approx(67_108_864)
     assert by["model: loss-limited TCP (Mathis)"]["rate_bps"] == pytest.approx(5_652_992)
     assert by["link rate (TCP payload)"]["rate_bps"] == pytest.approx(500e6 * 1448 / 1500)
     assert by["model: the smallest bound"]["rate_bps"] == pytest.approx(5_652_992)
+    assert "model: loss-limited CUBIC (RFC 9438)" not in by
+    # cubic: its own response bounds it (1e-4: (0.25 / 1e-4)^0.75 = 353.55 x 1.05383 = 372.58
+    # segments a round trip = 17.26 Mbit/s), not Reno's.
+    rows = study_rows(spec=_wan(loss=1e-4), side="up", transport="tcp", frame_bytes=8000, pacing_period_s=0.0,
+                      tags=(), metrics=metrics, blocks=[], block_frames=BLOCK, congestion="cubic")
+    by = {r["what"]: r for r in rows}
+    assert by["model: loss-limited CUBIC (RFC 9438)"]["rate_bps"] == pytest.approx(17.26e6, rel=1e-3)
+    assert by["model: the smallest bound"]["rate_bps"] == pytest.approx(17.26e6, rel=1e-3)
     # bbr does not back off on random loss: the window is its bound.
     rows = study_rows(spec=_wan(loss=1e-4), side="up", transport="tcp", frame_bytes=8000, pacing_period_s=0.0,
                       tags=(), metrics=metrics, blocks=[], block_frames=BLOCK, congestion="bbr")
