@@ -28,8 +28,8 @@ from ..results.schema import BlockCount, StudyRow
 from .spec import LinkSpec
 
 __all__ = ["CUBIC_BETA", "CUBIC_C", "LAB_FIGURES", "LAB_TAG", "MATHIS_C", "TCP_MSS_BYTES", "UDP_IP_HEADER_BYTES",
-           "LabFigure", "cubic_bps", "lab_figure", "mathis_bps", "paced_received_ratio", "study_rows", "tcp_window_bytes",
-           "window_limited_bps", "wire_time_s"]
+           "LabFigure", "cubic_bps", "lab_figure", "mathis_bps", "paced_received_ratio", "study_rows",
+           "tcp_window_bytes", "window_limited_bps", "wire_time_s"]
 
 UDP_IP_HEADER_BYTES = 28     # IPv4 (20) + UDP (8): a datagram's IP packet is its payload + 28
 TCP_MSS_BYTES = 1448         # a 1500-byte MTU less IPv4 (20), TCP (20) and the timestamp option (12)
