@@ -311,8 +311,9 @@ def _hilrig(udp_share: float | None, seconds: float) -> Sent:
 def _fig(s: Sent, udp: bool) -> str:
     if s.note and not s.delivered_bps:
         return s.note
-    text = f"{s.delivered_bps / 1e6:.1f} Mbit/s" + (f", {100 * s.received:.2f} % received" if udp else "")
-    return text
+    if not udp:
+        return f"{s.delivered_bps / 1e6:.1f} Mbit/s"
+    return f"offered {s.offered_bps / 1e6:.1f}, delivered {s.delivered_bps / 1e6:.1f} Mbit/s, {100 * s.received:.2f} %"
 
 
 Limit = tuple[str, str]
@@ -320,8 +321,10 @@ Limit = tuple[str, str]
 
 def peer_rows(window_s: float) -> list[tuple[Row, Limit, BenchRow | None]]:
     """hilrig beside iperf3 and iperf2 across the same emulated link: one row per peer
-    and load (UDP at 0.95x and 2x the link rate, TCP), ratios hilrig / peer, the model
-    as the limit; then the pacers' burstiness (achieved period p50 / p99) at 0.95x."""
+    and load (UDP at 0.95x and 2x the link rate: offered and delivered IP bit/s and the
+    share of what entered the link that left it, the ratio being hilrig's share / the
+    peer's, the model's share as the limit; TCP: delivered bit/s, ratio hilrig / peer);
+    then the pacers' burstiness (achieved period p50 / p99 on the wire) at 0.95x."""
     from ..link.models import paced_received_ratio, wire_time_s
 
     missing = [t for t in ("iperf3", "iperf", "tcpdump") if shutil.which(t) is None]
