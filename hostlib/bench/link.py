@@ -353,10 +353,11 @@ def peer_rows(window_s: float) -> list[tuple[Row, Limit, BenchRow | None]]:
             theirs_v = theirs.received if udp else theirs.delivered_bps
             ratio = mine_v / theirs_v if theirs_v else math.nan
             limit: Limit = (f"model {100 * model:.2f} %", f"{mine.received / model:.3f}") if model else ("-", "-")
-            row: Row = (f"{label}: {what}", f"{DATAGRAM if udp else 8000} B",
+            size = DATAGRAM if udp else 8000
+            row: Row = (f"{label}: {what}", f"{size} B",
                         _fig(mine, udp) + (f" ({mine.note})" if mine.note and mine.delivered_bps else ""),
                         "-", peer_name, _fig(theirs, udp), f"{ratio:.3f}")
-            out.append((row, limit, BenchRow(f"{label}: {what} vs {tool}", DATAGRAM, mine.delivered_bps / 8,
+            out.append((row, limit, BenchRow(f"{label}: {what} vs {tool}", size, mine.delivered_bps / 8,
                                              None, None, tool, theirs.delivered_bps / 8, None, ratio,
                                              limit="model" if model else "",
                                              limit_ratio=(mine.received / model) if model else None)))
