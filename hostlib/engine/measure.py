@@ -45,10 +45,9 @@ def legs_of(case: Case) -> tuple[Direction, ...]:
 # rx+tx: what the case's own (unqualified) metrics are made of its legs' — both
 # directions together (the published "both directions" figure is the sum).
 _SUMMED = ("throughput_sps", "throughput_msps", "throughput_Bps", "frames_per_s", "sent_frames_per_s",
-           "samples_expected",
-           "samples_received", "samples_sent", "frames_received", "frames_sent", "seq_errors", "missing_frames",
-           "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "pattern_errors",
-           "overruns")
+           "samples_expected", "samples_received", "samples_sent", "frames_received", "frames_sent", "seq_errors",
+           "missing_frames", "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames",
+           "pattern_errors", "overruns")
 _WORST = ("throughput_ratio",)   # the lower leg
 
 

@@ -266,3 +266,28 @@ def test_the_short_study_case_shows_its_models_in_the_cli_evidence_and_report(si
     assert "model: UDP into a slower link" in text.getvalue() and "min(1, period " in text.getvalue()
     html = case_log_html(result, plots_inline=False)
     assert '<table class="study"' in html and "model: UDP into a slower link" in html
+
+
+def test_the_link_benchs_pcap_reader_and_period_quantiles() -> None:
+    """make bench's pacer rows time datagrams from tcpdump's pcap (nanosecond or microsecond
+    stamps); the period quantiles are the gaps between consecutive packets."""
+    import struct
+
+    from hostlib.bench.link import pcap_times_ns, period_quantiles
+
+    def pcap(magic: int, stamps: list[tuple[int, int]]) -> bytes:
+        out = struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, 101)
+        for sec, frac in stamps:
+            out += struct.pack("<IIII", sec, frac, 3, 3) + b"abc"
+        return out
+
+    assert pcap_times_ns(pcap(0xA1B23C4D, [(1, 5), (2, 7)])) == [1_000_000_005, 2_000_000_007]
+    assert pcap_times_ns(pcap(0xA1B2C3D4, [(1, 5)])) == [1_000_005_000]   # microsecond stamps
+    assert pcap_times_ns(b"") == []
+    # 200 packets 10 us apart, every 50th gap 1 ms: p50 10 us, p99 1 ms.
+    times, t = [], 0
+    for i in range(200):
+        t += 1_000_000 if i % 50 == 49 else 10_000
+        times.append(t)
+    assert period_quantiles(times) == (10e-6, 1e-3)
+    assert period_quantiles(times[:50]) is None   # too few to say
