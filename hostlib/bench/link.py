@@ -445,8 +445,7 @@ def _iperf_pacer(tool: str, seconds: float) -> tuple[float, float, float] | str:
         srv.wait(timeout=10)
     finally:
         delete_netns(ns)
-    # lo carries each datagram once (no tx/rx copy on loopback in a capture of one direction:
-    # the filter keeps datagrams of the asked size; both ends are in the namespace).
+    # tcpdump on lo records each datagram once (checked: its count equals iperf3's sent count).
     q = period_quantiles(times)
     if q is None or len(times) < 2:
         return f"{tool}: no datagrams captured"
