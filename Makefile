@@ -169,7 +169,7 @@ test-robot:
 # The studies (tag `study`, not in make test or make run): the lab's paced-UDP vs TCP study
 # across emulated links, same host, LAN and WAN (testcases/reference/long_link_*.yaml,
 # docs/long-link.md "The study"), each case's table beside its models and the lab's figures
-# in the run report. Needs root (namespaces, TUN). ~15 min; STUDY_TAG narrows it
+# in the run report. Needs root (namespaces, TUN). 48 cases, ~8 min; STUDY_TAG narrows it
 # (STUDY_TAG=studyANDwan, STUDY_TAG=studyANDscaled).
 STUDY_TAG ?= study
 .PHONY: study
