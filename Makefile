@@ -27,8 +27,11 @@ APT_PACKAGES += libfftw3-dev
 APT_PACKAGES += openssh-server openssh-client
 # Cases with `link:` (docs/long-link.md): namespaces, TUN addresses and tc via iproute2's ip/tc.
 APT_PACKAGES += iproute2
+# make bench, group link: iperf 2 (microsecond pacing) beside iperf3 across the emulated link,
+# tcpdump timing each paced sender's datagrams on the link's TUN device.
+APT_PACKAGES += iperf tcpdump
 
-.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
+.PHONY: all deps venv influxdb build gr-blocks test-gr-blocks bench run study test test-native test-python test-robot test-firmware nightly trend-bench validate clean reference-usb
 
 all: build
 
@@ -98,7 +101,7 @@ run: build
 	@mkdir -p $(ROBOT_OUT)
 	@# The run session prints the tally, the outbox and evidence files and `hilrig report: <html>`
 	@# (written at the run's end), then Robot its output.xml, log.html and report.html: each path once.
-	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir $(ROBOT_OUT) testcases/
+	HILRIG_RIG=$(RIG) $(VENV)/bin/robot --outputdir $(ROBOT_OUT) --exclude study testcases/
 
 # Transport benchmark: rig vs iperf3 / memcpy / Python mmap in one table
 # (docs/performance.md). BENCH_LONG=1 for the issue's full 10 s windows.
@@ -157,11 +160,22 @@ test-firmware: venv
 	@$(PY) firmware/synth/flow.py --summary
 
 # The shipped suite on the simulator rig, less the UDP reference sweeps (benchmarks
-# that measure and never fail on rate: make reference runs them); the published USB 2
-# configuration (tag usb-table) stays.
+# that measure and never fail on rate: make reference runs them) and the studies (make
+# study); the published USB 2 configuration (tag usb-table) stays.
 test-robot:
 	@mkdir -p results/robot-ci
-	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/robot-ci --exclude referenceNOTusb-table testcases/
+	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/robot-ci --exclude referenceNOTusb-table --exclude study testcases/
+
+# The studies (tag `study`, not in make test or make run): the lab's paced-UDP vs TCP study
+# across emulated links, same host, LAN and WAN (testcases/reference/long_link_*.yaml,
+# docs/long-link.md "The study"), each case's table beside its models and the lab's figures
+# in the run report. Needs root (namespaces, TUN). 48 cases, ~8 min; STUDY_TAG narrows it
+# (STUDY_TAG=studyANDwan, STUDY_TAG=studyANDscaled).
+STUDY_TAG ?= study
+.PHONY: study
+study: build
+	@mkdir -p results/study
+	HILRIG_RIG=rigs/sim.yaml $(VENV)/bin/robot --outputdir results/study --include $(STUDY_TAG) testcases/
 
 # The reference cases as they are: the UDP frame-size x channels x rate sweep, the
 # unlimited-rate points and the published USB 2 configuration (docs/performance.md).

@@ -24,8 +24,10 @@
     │   └── DeviceAbsent       the rig has no device that can run the case -> SKIP
     │       ├── DeviceNotAttached  the rig lists the device but it is not there (unplugged,
     │       │                      switched off): SKIP, or ERROR (device) when devices are required
-    │       └── LinkUnavailable    this host cannot emulate the case's link (no root, no
-    │                              /dev/net/tun) -> SKIP with that reason
+    │       ├── LinkUnavailable    this host cannot emulate the case's link (no root, no
+    │       │                      /dev/net/tun) -> SKIP with that reason
+    │       └── CongestionUnavailable  this host's kernel lacks the tcp congestion control
+    │                              the case asks for (bbr) -> SKIP naming it
     └── DeviceError            the device (or simulator) failed or vanished mid-run
         └── DeviceSilent       ... went silent mid-run for longer than the silence bound
 
@@ -188,3 +190,8 @@ class DeviceNotAttached(DeviceAbsent):
 class LinkUnavailable(DeviceAbsent):
     """This host cannot emulate the case's link (no root, no /dev/net/tun, no `ip`);
     the case is skipped with the reason."""
+
+
+class CongestionUnavailable(DeviceAbsent):
+    """This host's kernel has no tcp congestion control of the name the case asks for (one
+    of Linux's, such as bbr, not built or not loaded here); the case is skipped naming it."""

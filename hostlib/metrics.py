@@ -40,6 +40,8 @@ _METRICS = [
     Metric("throughput_Bps", "data_rate", "received payload bytes per second", ("throughput_bytes",)),
     Metric("throughput_ratio", "ratio", "throughput / requested rate (1.0 = all of it)"),
     Metric("frames_per_s", "rate", "received frames per second", ("frame_rate",)),
+    Metric("sent_frames_per_s", "rate", "frames the sender sent per second over the measured window (its own "
+           "count, host clock: the host for TX, the device for RX); what a link was offered"),
     Metric("overruns", "count", "overflow events (O): frames flagged OVERFLOW_BEFORE by the device"),
     Metric("underruns", "count", "underflow events (U): the device ran out of TX samples"),
     Metric("seq_errors", "count", "sequence error events (D/S): a jump in the frame sequence number"),

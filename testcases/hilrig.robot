@@ -130,24 +130,200 @@ Loopback shm 10 MS/s
     [Tags]    device:dut    transport:shm    direction:loopback    smoke
     Run Hilrig Case
 
+long link LAN UDP unpaced
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    lab:lan-udp-unpaced
+    Run Hilrig Case
+
+long link LAN UDP gap 1 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced    lab:lan-udp-gap-1us
+    Run Hilrig Case
+
+long link LAN UDP gap 2 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced    lab:lan-udp-gap-2us
+    Run Hilrig Case
+
+long link LAN UDP gap 3 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced    lab:lan-udp-gap-3us
+    Run Hilrig Case
+
+long link LAN UDP gap 4 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced    lab:lan-udp-gap-4us
+    Run Hilrig Case
+
+long link LAN UDP period [transport.pacing.period=8 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced
+    Run Hilrig Case
+
+long link LAN UDP period [transport.pacing.period=10 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced
+    Run Hilrig Case
+
+long link LAN UDP period [transport.pacing.period=11.66 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced
+    Run Hilrig Case
+
+long link LAN UDP period [transport.pacing.period=13 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced
+    Run Hilrig Case
+
+long link LAN UDP period [transport.pacing.period=16 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced
+    Run Hilrig Case
+
+long link LAN UDP period [transport.pacing.period=20 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    paced
+    Run Hilrig Case
+
+long link LAN TCP 512 KiB writes
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    lan    tcp    lab:lan-tcp
+    Run Hilrig Case
+
+long link LAN scaled UDP unpaced-equivalent period 57 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    scaled    paced    lab:lan-udp-unpaced
+    Run Hilrig Case
+
+long link LAN scaled UDP gap-1-equivalent period 100 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    scaled    paced    lab:lan-udp-gap-1us
+    Run Hilrig Case
+
+long link LAN scaled UDP gap-2-equivalent period 110 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    scaled    paced    lab:lan-udp-gap-2us
+    Run Hilrig Case
+
+long link LAN scaled UDP gap-3-equivalent period 120 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    scaled    paced    lab:lan-udp-gap-3us
+    Run Hilrig Case
+
+long link LAN scaled UDP gap-4-equivalent period 130 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    lan    scaled    paced    lab:lan-udp-gap-4us
+    Run Hilrig Case
+
+long link LAN scaled TCP 512 KiB writes
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    lan    scaled    tcp    lab:lan-tcp
+    Run Hilrig Case
+
+long link LAN scaled UDP unpaced short
+    [Tags]    device:dut    transport:udp    direction:tx    long-link    link    lan    scaled
+    Run Hilrig Case
+
 long link same host UDP unpaced
-    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    paced    lab:same-host-udp-unpaced
     Run Hilrig Case
 
 long link same host UDP gap 4 us
-    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    paced
     Run Hilrig Case
 
 long link same host UDP gap 3 us
-    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    paced
     Run Hilrig Case
 
 long link same host UDP gap 2 us
-    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    paced
     Run Hilrig Case
 
 long link same host UDP gap 1 us
-    [Tags]    device:dut    transport:udp    direction:tx    long-link    paced
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    paced
+    Run Hilrig Case
+
+long link same host TCP 512 KiB writes
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    tcp    lab:same-host-tcp
+    Run Hilrig Case
+
+long link WAN UDP gap 4 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced    lab:wan-udp-gap-4us
+    Run Hilrig Case
+
+long link WAN UDP gap 161 us
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced    lab:wan-udp-gap-161us
+    Run Hilrig Case
+
+long link WAN UDP period [transport.pacing.period=11.66 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced
+    Run Hilrig Case
+
+long link WAN UDP period [transport.pacing.period=15.55 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced
+    Run Hilrig Case
+
+long link WAN UDP period [transport.pacing.period=21.21 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced
+    Run Hilrig Case
+
+long link WAN UDP period [transport.pacing.period=23.33 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced
+    Run Hilrig Case
+
+long link WAN UDP period [transport.pacing.period=24.56 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced
+    Run Hilrig Case
+
+long link WAN UDP period [transport.pacing.period=46.66 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    paced
+    Run Hilrig Case
+
+long link WAN TCP cubic default window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN TCP cubic BDP window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN TCP bbr default window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN TCP bbr BDP window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN scaled UDP 1.76x the rate (the lab's gap 4 us)
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced    lab:wan-udp-gap-4us
+    Run Hilrig Case
+
+long link WAN scaled UDP 0.106x the rate (the lab's gap 161 us)
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced    lab:wan-udp-gap-161us
+    Run Hilrig Case
+
+long link WAN scaled UDP period [transport.pacing.period=58.32 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced
+    Run Hilrig Case
+
+long link WAN scaled UDP period [transport.pacing.period=77.76 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced
+    Run Hilrig Case
+
+long link WAN scaled UDP period [transport.pacing.period=106.0 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced
+    Run Hilrig Case
+
+long link WAN scaled UDP period [transport.pacing.period=116.6 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced
+    Run Hilrig Case
+
+long link WAN scaled UDP period [transport.pacing.period=122.8 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced
+    Run Hilrig Case
+
+long link WAN scaled UDP period [transport.pacing.period=233.3 us]
+    [Tags]    device:dut    transport:udp    direction:tx    study    long-link    link    wan    scaled    paced
+    Run Hilrig Case
+
+long link WAN scaled TCP cubic default window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    scaled    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN scaled TCP cubic BDP window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    scaled    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN scaled TCP bbr default window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    scaled    tcp    lab:wan-tcp
+    Run Hilrig Case
+
+long link WAN scaled TCP bbr BDP window
+    [Tags]    device:dut    transport:tcp    direction:tx    study    long-link    link    wan    scaled    tcp    lab:wan-tcp
     Run Hilrig Case
 
 UDP reference [transport.frame_bytes=1392, channels=1, decimation=1000]

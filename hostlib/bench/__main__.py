@@ -15,7 +15,8 @@ rtl (RTL in the loop beside the C++ simulator core, hostlib/bench/rtl_loop.py), 
 (`hilrig run --place-tags` on a loopback labgrid lab beside a plain local run:
 launch to first sample, and the lease heartbeat's cost, hostlib/bench/lab.py), link
 (hilrig-link carrying 1430-byte datagrams both ways at once against its configured
-rate and timing, hostlib/bench/link.py; root).
+rate and timing; then hilrig's paced UDP and TCP beside iperf3 and iperf2 across the
+same emulated link, with the pacers' burstiness, hostlib/bench/link.py; root).
 
 Environment (each the default of its option): BENCH_ONLY=udp,shm (--only),
 BENCH_LONG=1 (--long), BENCH_CONFIRM_S (--confirm-s), BENCH_REPEATS (--repeats);
@@ -471,9 +472,13 @@ def main(argv: list[str] | None = None) -> int:
         for lab_row, lab_data in lab_rows(repeats):
             add(*lab_row, data=lab_data)
     if "link" in only:
+        from .link import pacer_rows, peer_rows
         from .link import rows as link_rows
         for link_row, link_data in link_rows(window_s):
             add(*link_row, data=link_data)
+        # hilrig's paced UDP and TCP beside iperf3 and iperf2 across the same emulated link.
+        for peer_row, peer_limit, peer_data in [*peer_rows(window_s), *pacer_rows()]:
+            add(*peer_row, limit=peer_limit, data=peer_data)
     if "rf" in only:
         from .rf import rows as rf_rows
         for rf_row, rf_data in rf_rows():

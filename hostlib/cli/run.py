@@ -13,7 +13,7 @@ from ..dsl import load_cases
 from ..dsl.case import Case
 from ..results import render_verdict
 from ..results.record import Verdict
-from ..results.verdict import STYLE, render_blocks
+from ..results.verdict import STYLE, render_blocks, render_study
 from ..selection import Selection
 from ..session import RunSession
 from .lab import place_request_of
@@ -102,6 +102,8 @@ def run_command(args: argparse.Namespace) -> int:
             console.print(render_verdict(result))
             if result.blocks:
                 console.print(render_blocks(result.blocks))
+            if result.study:
+                console.print(render_study(result.study))
     # After the session closed: the evidence is final and the HTML report written from it.
     console.print(Text(session.tally(), style="bold"))
     console.print(Text(f"results: {session.result_paths()}"), highlight=False)

@@ -48,7 +48,7 @@ def resolve_case(data: dict[str, YamlValue], file: str, line: int,
     signal, rf_errs = rf_signal(m, m.master_clock / checked.divider if checked.divider else None)
     if m.signal is not None and "pattern" in m.model_fields_set:
         rf_errs.append((("pattern",), "an RF case's payload is its signal: give signal: or pattern:, not both"))
-    errs = checked.errors + flowgraph_err + link_errs + rf_errs
+    errs = checked.errors + flowgraph_err + link_errs + rf_errs + _lab_tag_errors(m)
     if errs or checked.divider is None:  # a missing divider is always among the errors
         return None, errs
     search, _ = search_spec(m)
@@ -122,14 +122,28 @@ def _link_direction(top: LinkModel, own: LinkDirectionModel | None) -> LinkDirec
         reorder=given.get("reorder", 0.0), duplicate=given.get("duplicate", 0.0))
 
 
+def _lab_tag_errors(m: CaseModel) -> list[Err]:
+    """A tag `lab:<key>` names a row of the lab's published figures (hostlib.link.models)."""
+    from hostlib.link.models import LAB_FIGURES, LAB_TAG
+
+    errs: list[Err] = []
+    for i, tag in enumerate(m.tags):
+        key = tag[len(LAB_TAG):] if tag.startswith(LAB_TAG) else None
+        if key is not None and key not in LAB_FIGURES:
+            near = difflib.get_close_matches(key, list(LAB_FIGURES), n=1)
+            hint = f"; did you mean {LAB_TAG}{near[0]}?" if near else f"; one of: {', '.join(LAB_FIGURES)}"
+            errs.append((("tags", i), f"no lab figure {key!r}{hint}"))
+    return errs
+
+
 def _link_spec(m: CaseModel) -> tuple[LinkSpec | None, list[Err]]:
     """`link:` as a LinkSpec, or the problems (at the field that causes them)."""
     top = m.link
     if top is None:
         return None, []
     errs: list[Err] = []
-    if m.transport.kind != "udp":
-        errs.append((("link",), f"a link carries a network transport (udp); transport {m.transport.kind} "
+    if m.transport.kind not in ("udp", "tcp"):
+        errs.append((("link",), f"a link carries a network transport (udp, tcp); transport {m.transport.kind} "
                      "never leaves the host"))
     if m.host != "native":
         errs.append((("link",), "a link case needs host: native (the host receiver runs in the link's "

@@ -390,6 +390,7 @@ def _sweep_keys() -> list[str]:
             continue
         keys.append(name)
     keys += [f"transport.{k}" for k in TransportModel.model_fields] + ["transport.frame_size"]
+    keys += [f"transport.pacing.{k}" for k in PacingModel.model_fields]
     keys += [f"faults.{k}" for k in FaultsModel.model_fields]
     keys += [f"link.{k}" for k in LinkModel.model_fields if k not in ("burst_loss", "up", "down")]
     keys += [f"link.{side}.{k}" for side in ("up", "down") for k in LinkDirectionModel.model_fields

@@ -41,9 +41,15 @@ CONGESTION_AVAILABLE = "/proc/sys/net/ipv4/tcp_available_congestion_control"
 CONGESTION_ALLOWED = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
 
 
-def _congestion_error(name: str) -> str | None:
-    """Why this host's kernel has no congestion control `name` (None: it has, or the
-    host does not say): with the names it has and a "did you mean"."""
+# Linux's congestion controls (net/ipv4/tcp_*.c): a kernel may lack any of them (not
+# built, module not loaded), so a case naming one runs where it exists and SKIPs
+# elsewhere (congestion_unavailable); a name outside this list is a typo, refused.
+LINUX_CONGESTION = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp", "hybla", "illinois",
+                    "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
+
+
+def _congestion_names() -> tuple[list[str], list[str]] | None:
+    """(available, allowed without root) on this host; None when it does not say."""
     try:
         with open(CONGESTION_AVAILABLE) as f:
             available = f.read().split()
@@ -51,12 +57,30 @@ def _congestion_error(name: str) -> str | None:
             allowed = f.read().split()
     except OSError:
         return None
-    if name in available:
+    return available, allowed
+
+
+def congestion_unavailable(name: str) -> str | None:
+    """Why this host's kernel cannot run congestion control `name` (None: it can, or
+    the host does not say): the SKIP reason of a case that asks for it."""
+    names = _congestion_names()
+    if names is None or name in names[0]:
         return None
-    close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
-    return ((f"did you mean '{close[0]}'? " if close else "")
-            + f"congestion control '{name}' is not in this kernel: available {' '.join(available)} "
+    available, allowed = names
+    return (f"congestion control '{name}' is not in this kernel: available {' '.join(available)} "
             f"({CONGESTION_AVAILABLE}), allowed without root {' '.join(allowed)} ({CONGESTION_ALLOWED})")
+
+
+def _congestion_error(name: str) -> str | None:
+    """Why `name` is no congestion control (None: this kernel has it, or it is one of
+    Linux's that this kernel lacks: the case SKIPs when it runs): with the names this
+    kernel has and a "did you mean"."""
+    names = _congestion_names()
+    why = congestion_unavailable(name)
+    if names is None or why is None or name in LINUX_CONGESTION:
+        return None
+    close = difflib.get_close_matches(name, names[0], n=1, cutoff=0.5)
+    return (f"did you mean '{close[0]}'? " if close else "") + why
 
 
 def _pacing_errors(pacing: PacingModel, gso: bool | None) -> list[Err]:

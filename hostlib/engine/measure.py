@@ -20,10 +20,12 @@ from pathlib import Path
 
 from ..counters import Snapshot, TcpInfo, counter, measured
 from ..dsl.case import LEGS, Case
+from ..link.models import study_rows
+from ..link.report import data_side
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
-from ..results.schema import BlockCount
+from ..results.schema import BlockCount, StudyRow
 from ..transports import stream_config, stream_defaults
-from ..transports.config import Direction
+from ..transports.config import Direction, UdpTransport
 
 # The simulator's own record of what it injected (sim stats), reported as metrics.
 INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",
@@ -42,10 +44,10 @@ def legs_of(case: Case) -> tuple[Direction, ...]:
 
 # rx+tx: what the case's own (unqualified) metrics are made of its legs' — both
 # directions together (the published "both directions" figure is the sum).
-_SUMMED = ("throughput_sps", "throughput_msps", "throughput_Bps", "frames_per_s", "samples_expected",
-           "samples_received", "samples_sent", "frames_received", "frames_sent", "seq_errors", "missing_frames",
-           "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "pattern_errors",
-           "overruns")
+_SUMMED = ("throughput_sps", "throughput_msps", "throughput_Bps", "frames_per_s", "sent_frames_per_s",
+           "samples_expected", "samples_received", "samples_sent", "frames_received", "frames_sent", "seq_errors",
+           "missing_frames", "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames",
+           "pattern_errors", "overruns")
 _WORST = ("throughput_ratio",)   # the lower leg
 
 
@@ -420,6 +422,11 @@ def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
     m["throughput_Bps"] = d_bytes / window_s
     m["throughput_ratio"] = m["throughput_sps"] / rate
     m["frames_per_s"] = d_frames / window_s
+    sender0, sender1 = ((window_start.host_tx, window_end.host_tx) if case.direction == "tx"
+                        else (window_start.device, window_end.device))
+    sent_window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
+    if sent_window_s > 0:
+        m["sent_frames_per_s"] = (counter(sender1, "frames_sent") - counter(sender0, "frames_sent")) / sent_window_s
     for name in ("seq_errors", "missing_frames", "dropped_samples", "duplicate_frames",
                  "reordered_frames", "malformed_frames", "pattern_errors", "overruns"):
         value = _error_total(case, final, name)
@@ -476,6 +483,23 @@ def blocks(case: Case, snap: Snapshot) -> list[BlockCount]:
     raw = snap.device.get("tx_blocks") if case.direction == "tx" else snap.host_rx.get("blocks")
     size = stream_defaults()["block_frames"]
     return [BlockCount(first_seq=i * size, received=int(r), sent=int(s)) for i, (r, s) in enumerate(raw or [])]
+
+
+def study(case: Case, metrics: dict[str, float], blocks: list[BlockCount], congestion: str) -> list[StudyRow]:
+    """A study case's rows beside its blocks (hostlib.link.models): measured, the models
+    from its link spec, the lab's figure its `lab:` tag names; [] for other cases."""
+    transport = case.stream.transport
+    period_s = 0.0
+    if isinstance(transport, UdpTransport):
+        pacing = transport.pacing
+        if pacing.period_ns:
+            period_s = pacing.period_ns / 1e9
+        elif pacing.rate_bps:
+            period_s = case.frame_bytes * 8 / pacing.rate_bps
+    return study_rows(spec=case.link, side=data_side(case.direction), transport=transport.kind.value,
+                      frame_bytes=int(case.frame_bytes), pacing_period_s=period_s, tags=case.tags,
+                      metrics=metrics, blocks=blocks, block_frames=int(stream_defaults()["block_frames"]),
+                      congestion=congestion)
 
 
 def tcp_ends(case: Case, snap: Snapshot) -> tuple[TcpInfo | None, TcpInfo | None]:

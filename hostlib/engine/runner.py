@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from .._exceptions import (
     ConfigError,
+    CongestionUnavailable,
     DeviceAbsent,
     DeviceError,
     DeviceNotAttached,
@@ -23,13 +24,14 @@ from .._exceptions import (
 from ..counters import Snapshot, counter
 from ..drivers import Driver, driver_class
 from ..dsl.case import DEFAULT_TIMEOUT_MARGIN_S, Case
+from ..dsl.semantics import congestion_unavailable
 from ..link.report import data_side, link_metrics
 from ..link.session import LinkEnds, LinkSession
 from ..results.record import CaseResult, ErrorKind, Verdict, iso_utc, utc_now
 from ..results.verdict import summary_line
 from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
-from ..transports.config import UdpTransport
+from ..transports.config import TcpTransport, UdpTransport
 from . import measure
 from .rf import rf_metrics
 from .search import run_search
@@ -89,7 +91,7 @@ def _over_link(case: Case, ends: LinkEnds) -> Case:
     """The case as the driver runs it across an emulated link: the host receiver listens
     on the link's host address (in its namespace), where the device sends."""
     transport = case.stream.transport
-    if not isinstance(transport, UdpTransport):   # validation keeps links to udp
+    if not isinstance(transport, (UdpTransport, TcpTransport)):   # validation keeps links to udp and tcp
         raise ConfigError(f"{case.location}: link: transport {transport.kind} does not cross a network")
     stream = dataclasses.replace(case.stream, transport=dataclasses.replace(transport, host=ends.host_addr))
     return dataclasses.replace(case, stream=stream)
@@ -143,6 +145,11 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
         result.driver = device.driver
         driver = driver_class(device.driver, where=f"{rig.file}: device {case.device}: ")(device)
         run = case
+        transport = case.stream.transport
+        why = congestion_unavailable(transport.congestion) if isinstance(transport, TcpTransport) \
+            and transport.congestion else None
+        if why:   # a Linux congestion control this kernel lacks (bbr not built): SKIP naming it
+            raise CongestionUnavailable(why)
         if case.link is not None:
             link = LinkSession(case.link)
             driver.place_on_link(link.ends)   # a driver that cannot: SKIP before anything is built
@@ -291,6 +298,7 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     if congestion:
         result.transport_info["tcp_congestion"] = congestion
     result.blocks = measure.blocks(case, final)
+    result.study = measure.study(case, result.metrics, result.blocks, congestion or "")
     overcount = measure.overcounted(case, result.metrics, result.legs, window_start, window_end, final)
     if overcount and any(t.metric in measure.THROUGHPUT_METRICS for t in case.thresholds):
         # A throughput threshold cannot pass on samples that were not the window's: the

@@ -7,4 +7,6 @@ emulator   hilrig-link, the user-space emulator between two namespaces over TUN
 netem      the kernel realisation (tc netem + tbf on a veth pair): detection and commands
 session    one link for one case: namespaces, the chosen realisation, teardown on every path
 report     what the link did, as case metrics
+models     what a stream across the link should carry (paced UDP, window- and loss-limited
+           TCP) and the lab's published figures: the study's rows beside its tables
 """

@@ -14,7 +14,7 @@ from .._exceptions import InfrastructureError
 from .._installed import packaged_report_templates
 from ..results.record import CaseResult
 from ..results.schema import ResultRecord
-from ..results.verdict import BLOCK_COLUMNS, block_rows
+from ..results.verdict import BLOCK_COLUMNS, STUDY_COLUMNS, block_rows, study_table_rows
 from ..verdicts import Verdict
 from . import plots, tables
 from .model import CaseView, RunView, finite, load_run
@@ -108,6 +108,8 @@ def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, 
         "series_plot": plots.series_plot(case) if with_series_plot else "",
         "block_columns": BLOCK_COLUMNS,
         "blocks": block_rows(case.record.blocks),
+        "study_columns": STUDY_COLUMNS,
+        "study": study_table_rows(case.record.study),   # measured, the models, the lab's figure
         "transport_info": dict(case.record.transport_info),   # the transport's text figures (tcp_congestion)
         "failure_second": plots.failure_second(case),
     }

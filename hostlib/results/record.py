@@ -23,6 +23,7 @@ from .schema import (
     MetricValues,
     ResultRecord,
     SearchStep,
+    StudyRow,
     ThresholdResult,
     TransportRecord,
     Verdict,
@@ -72,6 +73,8 @@ class CaseResult:
     error_kind: ErrorKind | None = None  # set exactly when verdict is ERROR
     steps: list[SearchStep] = dataclasses.field(default_factory=list)  # a rate search's steps, in order
     blocks: list[BlockCount] = dataclasses.field(default_factory=list)  # received / sent per 100 000 seq
+    # A study case (hostlib.link.models): measured beside the models and the lab's figure.
+    study: list[StudyRow] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)  # the host's (e.g. rmem_max), in the message
     # What the transport reports of itself as text (tcp_congestion: the congestion control the sender ran).
     transport_info: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -144,6 +147,7 @@ class CaseResult:
             series=[finite_values(row) for row in self.series],
             steps=list(self.steps),
             blocks=list(self.blocks),
+            study=list(self.study),
             warnings=list(self.warnings),
             transport_info=dict(self.transport_info),
             place=self.place,
@@ -162,7 +166,7 @@ class CaseResult:
             verdict=record.verdict, message=record.message, metrics=_floats(record.metrics),
             thresholds=list(record.thresholds), series=[_floats(row) for row in record.series],
             error=record.error, error_kind=record.error_kind, steps=list(record.steps),
-            blocks=list(record.blocks), warnings=list(record.warnings),
+            blocks=list(record.blocks), study=list(record.study), warnings=list(record.warnings),
             legs={leg: _floats(m) for leg, m in record.legs.items()}, failed=list(record.failed),
             marginal=list(record.marginal), place=record.place, rig_host=record.rig_host,
             device_versions=dict(record.device_versions))

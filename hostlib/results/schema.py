@@ -11,6 +11,7 @@
         ├── thresholds: [ThresholdResult]   (leg, operator, limit, margin, verdict)
         ├── series, steps       one row a second; a rate search's steps
         ├── blocks              received / sent per 100 000 sequence numbers at the receiver
+        ├── study               measured beside the link models and the lab's figure (hostlib.link.models)
         ├── warnings, transport_info   the host's set-up warnings; the transport's text figures (tcp_congestion)
         ├── place, rig_host, device_versions   the lab place, its exporters, what the device reported
         └── link                the emulated link: realisation, why, both directions configured (SI)
@@ -94,6 +95,19 @@ class BlockCount(TypedDict):
     sent: int
 
 
+class StudyRow(TypedDict):
+    """One row of a study case's table beside its blocks (hostlib.link.models): what the
+    run measured, a model's prediction from the case's link spec, or the lab's published
+    figure; ratio (received / sent) and rate_bps (received bits per second) where they
+    apply, for readers that compare."""
+
+    what: str
+    how: str
+    received: str
+    ratio: float | None
+    rate_bps: float | None
+
+
 # A metric that was not finite (NaN, inf) is written as null: JSON has no NaN.
 MetricValues = dict[str, float | None]
 
@@ -121,6 +135,7 @@ class ResultRecord(_Record):
     series: list[MetricValues] = Field(default_factory=list)
     steps: list[SearchStep] = Field(default_factory=list)
     blocks: list[BlockCount] = Field(default_factory=list)
+    study: list[StudyRow] = Field(default_factory=list)   # measured, the models, the lab's figure
     warnings: list[str] = Field(default_factory=list)
     transport_info: dict[str, str] = Field(default_factory=dict)   # the transport's text figures (tcp_congestion)
     place: str | None = None       # the lab place it ran on (docs/scale-out.md); None: a local run

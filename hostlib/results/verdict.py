@@ -18,7 +18,7 @@ from ..metrics import lookup_metric
 from ..units import format_quantity
 from ..verdicts import ThresholdResult, Verdict
 from .record import CaseResult
-from .schema import BlockCount
+from .schema import BlockCount, StudyRow
 
 STYLE = {Verdict.PASS: "bold green", Verdict.MARGINAL: "bold dark_orange", Verdict.FAIL: "bold red",
           Verdict.SKIP: "bold yellow", Verdict.ERROR: "bold magenta"}
@@ -221,6 +221,24 @@ def render_blocks(blocks: Sequence[BlockCount]) -> Table:
         table.add_column(column, justify="right")
     for row in block_rows(blocks):
         table.add_row(*row)
+    return table
+
+
+STUDY_COLUMNS = ("", "how", "received")
+
+
+def study_table_rows(rows: Sequence[StudyRow]) -> list[tuple[str, str, str]]:
+    """A study case's table: measured, the models from its link spec, the lab's figure."""
+    return [(r["what"], r["how"], r["received"]) for r in rows]
+
+
+def render_study(rows: Sequence[StudyRow]) -> Table:
+    """study_table_rows as a rich table (the CLI's, after the blocks)."""
+    table = Table(title="measured, models, the lab's figure", box=box.SIMPLE_HEAD, title_justify="left")
+    for column in STUDY_COLUMNS:
+        table.add_column(column, justify="left")
+    for row in study_table_rows(rows):
+        table.add_row(*(Text(v) for v in row))   # Text, not markup: formulas hold brackets
     return table
 
 

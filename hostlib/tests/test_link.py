@@ -253,6 +253,29 @@ def test_a_sim_case_runs_across_the_link_with_the_link_metrics(write_case, sim_r
     assert _our_netns() == []
 
 
+@pytest.mark.parametrize("direction", ["rx", "tx"])
+def test_a_tcp_case_crosses_the_link_every_frame_counted_and_checked(write_case, sim_rig, direction: str) -> None:
+    """tcp across the link: the receiver listens at its end, the sender connects across it;
+    1 MS/s sc8 (~12 Mbit/s) over 50 Mbit/s, 5 ms each way with 1 % loss: TCP retransmits
+    what the link loses, so every frame arrives, checked, and the round trip is the link's."""
+    from hostlib.engine import run_case
+
+    divider = "interpolation" if direction == "tx" else "decimation"
+    text = (LAN_CASE % (direction, divider, "1 s")).replace("{kind: udp, frame_bytes: 1430}",
+                                                           "{kind: tcp, frame_bytes: 8000, congestion: cubic}")
+    text = text.replace("seed: 2}", "loss: 1 %, seed: 2}")
+    (case,) = write_case(text)
+    result = run_case(case, sim_rig, run_id="link-test")
+    assert result.verdict.passed, result.message
+    m = result.metrics
+    assert m["missing_frames"] == 0 and m["pattern_errors"] == 0 and m["frames_received"] > 100, m
+    assert m["link_dropped_loss"] > 0 and m["tcp_retransmits"] > 0, m   # lost on the link, resent by TCP
+    assert 0.010 <= m["tcp_rtt_s"] < 0.2, m
+    assert result.transport_info == {"tcp_congestion": "cubic"}
+    assert any(r["what"] == "model: loss-limited TCP (Mathis)" for r in result.study), result.study
+    assert _our_netns() == []
+
+
 def test_a_killed_emulator_mid_case_is_an_infrastructure_error_naming_it(write_case, sim_rig) -> None:
     from hostlib.engine import run_case
     from hostlib.results.record import ErrorKind, Verdict
