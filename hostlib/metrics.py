@@ -128,7 +128,8 @@ _METRICS = [
     # An RF case (signal:, docs/rf.md "RF metrics"): the native tone analyzer on the capture
     # (the first signal.capture samples of the window), the strongest tone's figures.
     Metric("freq_error_hz", "frequency", "rf: measured frequency of the strongest tone less its nominal "
-           "(signal:) frequency", ("freq_error",), relative="freq_error_ppm"),
+           "(signal:) frequency; a modulation: the carrier frequency offset found", ("freq_error",),
+           relative="freq_error_ppm"),
     Metric("freq_error_ppm", "ppm", "rf: freq_error_hz relative to the nominal tone frequency, in ppm"),
     Metric("tone_power_dbfs", "dbfs", "rf: power of the strongest tone (0 dBFS: amplitude 1.0)", ("tone_power",)),
     Metric("snr_db", "db", "rf: tone / noise (harmonics, image, spurs and DC set aside)", ("snr",)),
@@ -137,6 +138,18 @@ _METRICS = [
     Metric("thd_dbc", "dbc", "rf: harmonics 2-5 (at +-k*f) / tone", ("thd",)),
     Metric("iq_image_dbc", "dbc", "rf: the tone's image at -f / tone (IQ imbalance)", ("iq_image",)),
     Metric("dc_offset_dbfs", "dbfs", "rf: the DC component's power", ("dc_offset",)),
+    # A modulated signal (signal: kind qpsk, 16qam, 64qam; docs/rf.md "Modulated signals"):
+    # the payload's symbols after the matched filter, carrier and gain recovered.
+    Metric("evm_rms_pct", "percent", "rf: RMS error vector of the payload symbols against the sent ones, "
+           "% of the constellation's RMS", ("evm_rms",)),
+    Metric("evm_peak_pct", "percent", "rf: largest error vector of a payload symbol, % of the constellation's RMS",
+           ("evm_peak",)),
+    Metric("evm_rms_db", "db", "rf: evm_rms in dB, 20 log10(EVM)"),
+    Metric("mer_db", "db", "rf: modulation error ratio: symbol power / error power against the nearest "
+           "(decided) points", ("mer",)),
+    Metric("ber", "ratio", "rf: payload bit errors / payload bits (the seeded PN payload is known)"),
+    Metric("bit_errors", "count", "rf: payload bits decided wrong"),
+    Metric("symbols", "count", "rf: payload symbols measured"),
     Metric("rf_capture_samples", "count", "rf: samples the analyzer took (consecutive, channel 0)"),
     Metric("rf_capture_restarts", "count", "rf: times the capture started again after a gap in the stream"),
     # The simulator's channel: what it injected, in the analyzer's terms (the channel's
@@ -146,6 +159,10 @@ _METRICS = [
     Metric("injected_tone_power_dbfs", "dbfs", "rf: the tone's power after gain, nonlinearity and IQ imbalance "
            "(the truth beside tone_power_dbfs)"),
     Metric("injected_snr_db", "db", "rf: the injected SNR (the truth beside snr_db)"),
+    Metric("injected_evm_rms_pct", "percent", "rf: the EVM that the injected AWGN (symbol SNR = sps x the per-sample "
+           "SNR) and IQ image give (the truth beside evm_rms_pct)"),
+    Metric("injected_ber", "ratio", "rf: the AWGN bit error ratio of Gray-mapped QPSK/QAM at the injected EVM's "
+           "symbol SNR (the truth beside ber)"),
     Metric("injected_sfdr_dbc", "dbc", "rf: tone / the largest injected component (image, cubic spur, "
            "another tone) (the truth beside sfdr_dbc)"),
     Metric("injected_thd_dbc", "dbc", "rf: the cubic's spur at -3f / tone (the truth beside thd_dbc)"),

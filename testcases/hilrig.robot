@@ -1114,6 +1114,38 @@ RF multitone
     [Tags]    device:dut    transport:shm    direction:rx    rf
     Run Hilrig Case
 
+RF 16QAM impaired
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
+RF 64QAM impaired
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
+RF QPSK EVM sweep [channel.snr=10 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF QPSK EVM sweep [channel.snr=15 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF QPSK EVM sweep [channel.snr=20 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF QPSK EVM sweep [channel.snr=25 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF QPSK EVM sweep [channel.snr=30 dB]
+    [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
+    Run Hilrig Case
+
+RF QPSK impaired
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
 RF SNR sweep [channel.snr=10 dB]
     [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
     Run Hilrig Case

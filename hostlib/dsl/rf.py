@@ -2,15 +2,54 @@
 or the problems, each at the field that causes it (docs/dsl.md "RF signal and channel")."""
 from __future__ import annotations
 
-from hostlib.dsl.schema import CaseModel
+from hostlib.dsl.schema import MODULATIONS, CaseModel
 from hostlib.dsl.semantics import Err
-from hostlib.transports.config import RfChannel, RfTone, Signal
+from hostlib.transports.config import RfChannel, RfModulation, RfTone, Signal
 
-__all__ = ["RF_TRANSPORTS", "rf_signal"]
+__all__ = ["RF_TRANSPORTS", "min_modem_samples", "rf_signal"]
 
 # Where the host keeps a capture: the native receiver (RxStream) of these transports.
 RF_TRANSPORTS = ("udp", "tcp", "shm")
 DEFAULT_AMPLITUDE = 0.5   # -6 dBFS: room for the channel's gain, DC and noise below full scale
+# A modulation's RMS: -12 dBFS, room for the peaks of RRC-shaped 64QAM (about 8 dB above RMS).
+DEFAULT_MODULATION_AMPLITUDE = 0.25
+DEFAULT_ROLLOFF = 0.35
+# The core's frame (rf/modulation.hpp): 1024 symbols, the RRC over 16 symbols; the analyzer
+# needs two frames and the filter's span (rf::min_modem_samples).
+FRAME_SYMBOLS = 1024
+RRC_SPAN_SYMBOLS = 16
+MAX_SAMPLES_PER_SYMBOL = 64
+
+
+def min_modem_samples(samples_per_symbol: int) -> int:
+    """The shortest capture the modulation analyzer takes (rf::min_modem_samples)."""
+    return (2 * FRAME_SYMBOLS + RRC_SPAN_SYMBOLS) * samples_per_symbol
+
+
+def _modulation(m: CaseModel, rate_sps: float) -> tuple[RfModulation | None, list[Err]]:
+    s = m.signal
+    assert s is not None
+    errs: list[Err] = []
+    for key in ("frequency", "tones"):
+        if getattr(s, key) is not None:
+            errs.append((("signal", key), f"a {s.kind} signal has symbol_rate, rolloff, amplitude and payload_seed; "
+                         f"{key}: belongs to kind tone or multitone"))
+    if s.symbol_rate is None:
+        return None, [*errs, (("signal",), f"signal kind {s.kind} needs symbol_rate (e.g. symbol_rate: 250 kHz)")]
+    sps = rate_sps / s.symbol_rate
+    if abs(sps - round(sps)) > 1e-9 * sps or not 2 <= round(sps) <= MAX_SAMPLES_PER_SYMBOL:
+        return None, [*errs, (("signal", "symbol_rate"), f"{s.symbol_rate:g} Hz gives {sps:g} samples per symbol at "
+                              f"{rate_sps:g} S/s: it must be an integer from 2 to {MAX_SAMPLES_PER_SYMBOL} "
+                              f"(symbol_rate = rate / n, e.g. {rate_sps / 4:g} Hz)")]
+    sps_int = round(sps)
+    if s.capture < min_modem_samples(sps_int):
+        errs.append((("signal", "capture"), f"{s.capture} samples hold fewer than two frames of {FRAME_SYMBOLS} "
+                     f"symbols and the filter's span: at least {min_modem_samples(sps_int)} at {sps_int} "
+                     "samples per symbol"))
+    return RfModulation(scheme=s.kind, samples_per_symbol=sps_int,
+                        rolloff=s.rolloff if s.rolloff is not None else DEFAULT_ROLLOFF,
+                        amplitude=s.amplitude if s.amplitude is not None else DEFAULT_MODULATION_AMPLITUDE,
+                        payload_seed=s.payload_seed if s.payload_seed is not None else 1), errs
 
 
 def _tones(m: CaseModel, rate_sps: float) -> tuple[tuple[RfTone, ...], list[Err]]:
@@ -18,6 +57,9 @@ def _tones(m: CaseModel, rate_sps: float) -> tuple[tuple[RfTone, ...], list[Err]
     assert s is not None
     errs: list[Err] = []
     nyquist = rate_sps / 2
+    for key in ("symbol_rate", "rolloff", "payload_seed"):
+        if getattr(s, key) is not None:
+            errs.append((("signal", key), f"{key} belongs to a modulation (kind {', '.join(MODULATIONS)})"))
     if s.kind == "tone":
         if s.tones is not None:
             errs.append((("signal", "tones"), "a tone has frequency and amplitude; tones: belongs to kind multitone"))
@@ -64,8 +106,13 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
                      "counter-pattern cases"))
     if rate_sps is None:
         return None, errs
-    tones, tone_errs = _tones(m, rate_sps)
-    errs += tone_errs
+    modulation: RfModulation | None = None
+    tones: tuple[RfTone, ...] = ()
+    if m.signal.kind in MODULATIONS:
+        modulation, more = _modulation(m, rate_sps)
+    else:
+        tones, more = _tones(m, rate_sps)
+    errs += more
     c = m.channel
     if c is not None and not -rate_sps / 2 < c.cfo < rate_sps / 2:
         errs.append((("channel", "cfo"), f"{c.cfo:g} Hz is outside the band of the {rate_sps:g} S/s stream"))
@@ -73,11 +120,11 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
     if capture > m.duration * rate_sps:
         errs.append((("signal", "capture"), f"{capture} samples take {capture / rate_sps:g} s at {rate_sps:g} S/s, "
                      f"longer than the case's duration {m.duration:g} s"))
-    if errs or not tones:
+    if errs or not (tones or modulation):
         return None, errs
     channel = RfChannel() if c is None else RfChannel(
         gain_db=c.gain, snr_db=c.snr, cfo_hz=c.cfo,
         iq_gain_db=c.iq_imbalance.gain if c.iq_imbalance else 0.0,
         iq_phase_deg=c.iq_imbalance.phase if c.iq_imbalance else 0.0,
         dc_i=c.dc.i if c.dc else 0.0, dc_q=c.dc.q if c.dc else 0.0, c3=c.cubic, seed=c.seed)
-    return Signal(tones=tones, channel=channel, capture_samples=capture), []
+    return Signal(tones=tones, modulation=modulation, channel=channel, capture_samples=capture), []

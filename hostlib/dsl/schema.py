@@ -243,15 +243,22 @@ class ToneModel(BaseModel):
     amplitude: Amplitude = 0.5
 
 
+MODULATIONS = ("qpsk", "16qam", "64qam")
+
+
 class SignalModel(BaseModel):
     """`signal:` what an RF case's device sends in place of the counter pattern: `tone`
-    (frequency, amplitude) or `multitone` (tones); `capture`: how many consecutive
-    samples of the window the host analyzes."""
+    (frequency, amplitude), `multitone` (tones), or a modulation `qpsk`, `16qam`, `64qam`
+    (symbol_rate, rolloff, amplitude as RMS, payload_seed); `capture`: how many
+    consecutive samples of the window the host analyzes."""
     model_config = _Strict
-    kind: Literal["tone", "multitone"]
+    kind: Literal["tone", "multitone", "qpsk", "16qam", "64qam"]
     frequency: Frequency | None = None          # tone
-    amplitude: Amplitude | None = None          # tone (default 0.5: -6 dBFS)
+    amplitude: Amplitude | None = None          # tone (default 0.5: -6 dBFS); a modulation's RMS (default 0.25)
     tones: Annotated[list[ToneModel], Field(min_length=1, max_length=MAX_TONES)] | None = None  # multitone
+    symbol_rate: Frequency | None = None        # a modulation: rate / symbol_rate samples per symbol, an integer >= 2
+    rolloff: Annotated[float, quantity("count", minimum=0.05, maximum=1)] | None = None   # a modulation's RRC (0.35)
+    payload_seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] | None = None   # a modulation's PRBS-23 (1)
     capture: Annotated[int, int_quantity("count", minimum=64, maximum=MAX_CAPTURE_SAMPLES)] = DEFAULT_CAPTURE_SAMPLES
 
 

@@ -1,22 +1,37 @@
-"""An RF case's metrics: the native tone analyzer on the capture, beside the channel's
-analytic truth (docs/rf.md "RF metrics").
+"""An RF case's metrics: the native tone or modulation analyzer on the capture, beside the
+channel's analytic truth (docs/rf.md "RF metrics").
 
-The strongest tone of the signal is the one analyzed (the other tones' lobes set aside
-from its noise): its measured figures become the RF metrics (freq_error_hz, snr_db, ...),
-the channel's truth for it the injected_* metrics next to them, so the evidence and the
-outbox hold both.
+A tone or multitone: the strongest tone is the one analyzed (the other tones' lobes set
+aside from its noise): its measured figures become the RF metrics (freq_error_hz, snr_db,
+...). A modulation: EVM, MER, bit errors and the carrier offset found, and the recovered
+constellation for the evidence (rf_constellation, rf_constellation_ideal). The channel's
+truth becomes the injected_* metrics next to them, so the evidence and the outbox hold both.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .._exceptions import DeviceError
 from ..drivers._native_facade import RfCapture
 from ..dsl.case import Case
 from ..transports import native
-from ..transports.config import RfChannel, RfTone, Signal
+from ..transports.config import RfChannel, RfModulation, RfTone, Signal
 
-__all__ = ["injected_truth", "others_hz", "rf_metrics"]
+__all__ = ["RfOutcome", "analyze_rf", "injected_modem_truth", "injected_truth", "modem_ber", "others_hz",
+           "rf_metrics"]
+
+Points = list[list[float]]
+
+
+@dataclass
+class RfOutcome:
+    """What an RF case's capture gave: its metrics, and for a modulation the recovered
+    constellation (at most 2048 payload symbols) and the scheme's ideal points, each
+    [i, q] on the ideal constellation's scale (unit average power)."""
+    metrics: dict[str, float]
+    constellation: Points | None = None
+    constellation_ideal: Points | None = None
 
 
 def _native_channel(c: RfChannel):
@@ -73,6 +88,93 @@ def injected_truth(signal: Signal) -> dict[str, float]:
         total_dbfs = _db(10 ** (c.gain_db / 10) * sum(t.amplitude ** 2 for t in signal.tones) * (1 + g2) / 2)
         out["injected_snr_db"] = c.snr_db + truth.power_dbfs - total_dbfs
     return out
+
+
+def _q(x: float) -> float:
+    """The Gaussian tail Q(x) = erfc(x / sqrt 2) / 2."""
+    return 0.5 * math.erfc(x / math.sqrt(2))
+
+
+def modem_ber(scheme: str, snr_symbol: float) -> float:
+    """The AWGN bit error ratio of Gray-mapped square M-QAM at a linear symbol SNR Es/N0:
+    (4 / log2 M)(1 - 1/sqrt M) Q(sqrt(3 log2 M / (M - 1) * Eb/N0)), Eb/N0 = Es/N0 / log2 M;
+    for QPSK (M = 4) exactly Q(sqrt(2 Eb/N0))."""
+    m = {"qpsk": 4, "16qam": 16, "64qam": 64}[scheme]
+    k = math.log2(m)
+    ebn0 = snr_symbol / k
+    return (4 / k) * (1 - 1 / math.sqrt(m)) * _q(math.sqrt(3 * k / (m - 1) * ebn0))
+
+
+def injected_modem_truth(signal: Signal) -> dict[str, float]:
+    """The channel's truth for a modulated signal (docs/rf.md "Modulated signals"): the
+    carrier offset, and without a cubic or DC offset the EVM that AWGN and the IQ image
+    give after an ideal matched filter, and the BER of that symbol SNR:
+
+        EVM^2 = P (|mu|^2 + |nu|^2) / (|mu|^2 A^2 snr) + |nu|^2 / |mu|^2
+
+    P the sent samples' mean power (amplitude^2 for symbols of unit power), A = amplitude *
+    sqrt(sps) the symbols' amplitude after the unit-energy matched filter (which keeps the
+    per-sample noise variance: the symbol SNR is sps times the per-sample SNR), snr the
+    channel's per-sample SNR over the band fs, mu and nu the IQ imbalance's (the image
+    nu*conj(x) is uncorrelated with the symbols and adds as noise)."""
+    mod = signal.modulation
+    assert mod is not None
+    c = signal.channel
+    out = {"injected_freq_error_hz": c.cfo_hz}
+    if c.c3 != 0 or c.dc_i != 0 or c.dc_q != 0:
+        return out
+    import numpy as np  # only when an RF case runs
+
+    frame = native().rf_modem_frame(mod.scheme, mod.samples_per_symbol, mod.rolloff, mod.amplitude,
+                                    mod.payload_seed)
+    sent_power = float(np.mean(np.abs(frame["samples"]) ** 2))
+    g, phi = 10 ** (c.iq_gain_db / 20), math.radians(c.iq_phase_deg)
+    mu = (1 + g * complex(math.cos(phi), -math.sin(phi))) / 2
+    nu = (1 - g * complex(math.cos(phi), math.sin(phi))) / 2
+    image = abs(nu) ** 2 / abs(mu) ** 2
+    noise = 0.0
+    if c.snr_db is not None:
+        a2 = mod.amplitude ** 2 * mod.samples_per_symbol
+        noise = sent_power * (abs(mu) ** 2 + abs(nu) ** 2) / (abs(mu) ** 2 * a2 * 10 ** (c.snr_db / 10))
+    evm2 = noise + image
+    if evm2 > 0:
+        out["injected_evm_rms_pct"] = 100 * math.sqrt(evm2)
+        out["injected_ber"] = modem_ber(mod.scheme, 1 / evm2)
+    return out
+
+
+def _modem_outcome(case: Case, capture: RfCapture, mod: RfModulation) -> RfOutcome:
+    signal = case.signal
+    assert signal is not None
+    a = native().analyze_modulation(capture.samples, case.rate_sps, mod.scheme, mod.samples_per_symbol,
+                                    mod.rolloff, mod.amplitude, mod.payload_seed)
+    ideal = native().rf_modem_frame(mod.scheme, mod.samples_per_symbol, mod.rolloff, mod.amplitude,
+                                    mod.payload_seed)["constellation"]
+    metrics = {
+        "evm_rms_pct": a["evm_rms_pct"],
+        "evm_peak_pct": a["evm_peak_pct"],
+        "evm_rms_db": a["evm_rms_db"],
+        "mer_db": a["mer_db"],
+        "ber": a["ber"],
+        "bit_errors": float(a["bit_errors"]),
+        "symbols": float(a["symbols"]),
+        "freq_error_hz": a["cfo_hz"],
+        "rf_capture_samples": float(len(capture.samples)),
+        "rf_capture_restarts": float(capture.restarts),
+        **injected_modem_truth(signal),
+    }
+    return RfOutcome(metrics, [[float(v.real), float(v.imag)] for v in a["constellation"]],
+                     [[float(v.real), float(v.imag)] for v in ideal])
+
+
+def analyze_rf(case: Case, capture: RfCapture | None) -> RfOutcome:
+    """An RF case's outcome from its capture: a modulation's figures and constellation, or
+    a tone's figures (rf_metrics). A capture that never completed: DeviceError."""
+    signal = case.signal
+    assert signal is not None
+    if signal.modulation is None or capture is None:
+        return RfOutcome(rf_metrics(case, capture))
+    return _modem_outcome(case, capture, signal.modulation)
 
 
 def rf_metrics(case: Case, capture: RfCapture | None) -> dict[str, float]:

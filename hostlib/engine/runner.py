@@ -33,7 +33,7 @@ from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
 from ..transports.config import TcpTransport, UdpTransport
 from . import measure
-from .rf import rf_metrics
+from .rf import analyze_rf
 from .search import run_search
 from .silence import SilenceWatch, watched_poll
 from .verdict import judge
@@ -289,7 +289,9 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     result.metrics, result.legs = measure.measure_legs(
         case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
     if case.signal is not None:
-        result.metrics.update(rf_metrics(case, driver.capture()))
+        rf = analyze_rf(case, driver.capture())
+        result.metrics.update(rf.metrics)
+        result.rf_constellation, result.rf_constellation_ideal = rf.constellation, rf.constellation_ideal
     if link is not None and case.link is not None and link0 is not None and link1 is not None:
         window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
         result.metrics.update(link_metrics(case.link, link0, link1, window_s, data_side(case.direction)))

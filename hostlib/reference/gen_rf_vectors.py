@@ -1,5 +1,7 @@
 """Writes docs/vectors/rf/: tone (and multitone) captures through the reference channel, with the channel's
-parameters, its analytic truth and the reference analyzer's figures in index.json.
+parameters, its analytic truth and the reference analyzer's figures in index.json; and under
+`modem_vectors` the modulated signal's captures (hostlib.reference.modem) with the modulation
+analyzer's figures.
 
     python -m hostlib.reference.gen_rf_vectors [--out docs/vectors/rf]
 
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from . import modem
 from .rf import Channel, ToneAnalysis, analyze_tone, multitone, quantize, tone
 
 FS_HZ = 1e6
@@ -75,6 +78,58 @@ CAPTURES = [
             8192, FS_HZ * 0.1234567, 0.5, Channel(), "ci16_le",
             tones=((FS_HZ * 0.1234567, 0.5), (-FS_HZ * 0.2109876, 0.05), (FS_HZ * 0.3456789, 0.005))),
 ]
+
+
+@dataclasses.dataclass(frozen=True)
+class ModemCapture:
+    """A modulated signal's capture: sample `start` of the stream on (the stream repeats
+    modem.modem_frame's period), through the channel."""
+    name: str
+    description: str
+    n: int
+    start: int
+    scheme: str
+    samples_per_symbol: int
+    rolloff: float
+    amplitude: float
+    payload_seed: int
+    channel: Channel
+
+    def signal(self) -> np.ndarray:
+        f = modem.modem_frame(self.scheme, self.samples_per_symbol, self.rolloff, self.amplitude, self.payload_seed)
+        return f.samples[(self.start + np.arange(self.n)) % len(f.samples)]
+
+
+# How closely another implementation must reproduce the modulation analyzer's figures.
+MODEM_TOLERANCE = {"evm_pct": 1e-4, "db": 1e-4, "cfo_hz": 1e-3, "phase_rad": 1e-6, "constellation": 1e-6}
+
+MODEM_CAPTURES = [
+    # One period of the frame, no impairment: rf::modem_frame must give these samples to 1 LSB.
+    ModemCapture("qam16_frame_clean_ci16", "one period of the 16QAM frame (sps 4, rolloff 0.35, -12 dBFS RMS, "
+                 "payload seed 7), no impairment", 4096, 0, "16qam", 4, 0.35, 0.25, 7, Channel()),
+    ModemCapture("qam16_impaired_ci16", "16QAM from sample 1000 of the stream: gain -2 dB, CFO 3456.7 Hz, IQ "
+                 "0.2 dB / 1 deg, AWGN at 25 dB", 16384, 1000, "16qam", 4, 0.35, 0.25, 7,
+                 Channel(gain_db=-2.0, cfo_hz=3456.7, iq_gain_db=0.2, iq_phase_deg=1.0, snr_db=25.0, seed=21)),
+    ModemCapture("qam64_snr12_sps2_ci16", "64QAM at 2 samples per symbol, rolloff 0.25, CFO -789 Hz, AWGN at "
+                 "12 dB: bit errors", 8192, 3333, "64qam", 2, 0.25, 0.25, 123,
+                 Channel(cfo_hz=-789.0, snr_db=12.0, seed=22)),
+]
+
+
+def modem_figures(a: modem.ModemAnalysis) -> dict[str, Any]:
+    d = {k: _finite(v) for k, v in dataclasses.asdict(a).items() if k != "constellation"}
+    d["constellation_head"] = [[float(v.real), float(v.imag)] for v in a.constellation[:16]]
+    return d
+
+
+def modem_metadata(c: ModemCapture) -> dict[str, Any]:
+    ch = dataclasses.asdict(c.channel)
+    ch["dc_offset"] = [c.channel.dc_offset.real, c.channel.dc_offset.imag]
+    return {"name": c.name, "description": c.description, "file": f"{c.name}.bin", "datatype": "ci16_le",
+            "n": c.n, "fs_hz": FS_HZ, "start": c.start,
+            "modulation": {"scheme": c.scheme, "samples_per_symbol": c.samples_per_symbol, "rolloff": c.rolloff,
+                           "amplitude": c.amplitude, "payload_seed": c.payload_seed},
+            "channel": ch}
 
 
 def encode(x: np.ndarray, datatype: str) -> bytes:
@@ -133,6 +188,19 @@ def build(out: Path) -> dict[str, Any]:
         (out / f"{c.name}.bin").write_bytes(encode(x, c.datatype))
         stored = read_capture(out / f"{c.name}.bin", c.datatype)
         index["vectors"].append(dict(metadata(c), expected=figures(analyze_tone(stored, FS_HZ))))
+    index["modem_tolerance"] = MODEM_TOLERANCE
+    index["modem_vectors"] = []
+    for m in MODEM_CAPTURES:
+        x = m.channel.apply(m.signal(), FS_HZ)
+        (out / f"{m.name}.bin").write_bytes(encode(x, "ci16_le"))
+        stored = read_capture(out / f"{m.name}.bin", "ci16_le")
+        entry = modem_metadata(m)
+        if m.n >= modem.min_modem_samples(m.samples_per_symbol):
+            mod = entry["modulation"]
+            entry["expected"] = modem_figures(modem.analyze_modulation(
+                stored, FS_HZ, mod["scheme"], mod["samples_per_symbol"], mod["rolloff"], mod["amplitude"],
+                mod["payload_seed"]))
+        index["modem_vectors"].append(entry)
     return index
 
 

@@ -89,6 +89,10 @@ class CaseResult:
     device_versions: dict[str, str] = dataclasses.field(default_factory=dict)
     # An emulated link (docs/long-link.md): realisation, why, and the configured spec.
     link: dict[str, JsonValue] | None = None
+    # A modulated RF case (docs/rf.md "Modulated signals"): the recovered payload symbols
+    # (at most 2048) and the scheme's ideal points, [i, q] on the ideal's scale (unit power).
+    rf_constellation: list[list[float]] | None = None
+    rf_constellation_ideal: list[list[float]] | None = None
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -154,6 +158,8 @@ class CaseResult:
             rig_host=self.rig_host,
             device_versions=dict(self.device_versions),
             link=self.link,
+            rf_constellation=self.rf_constellation,
+            rf_constellation_ideal=self.rf_constellation_ideal,
         )
 
     @classmethod
@@ -169,7 +175,8 @@ class CaseResult:
             blocks=list(record.blocks), study=list(record.study), warnings=list(record.warnings),
             legs={leg: _floats(m) for leg, m in record.legs.items()}, failed=list(record.failed),
             marginal=list(record.marginal), place=record.place, rig_host=record.rig_host,
-            device_versions=dict(record.device_versions))
+            device_versions=dict(record.device_versions),
+            rf_constellation=record.rf_constellation, rf_constellation_ideal=record.rf_constellation_ideal)
 
     def to_dict(self) -> dict[str, JsonValue]:
         """The record as JSON-ready data (what the evidence file holds for this case)."""

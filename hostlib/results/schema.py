@@ -14,7 +14,8 @@
         ├── study               measured beside the link models and the lab's figure (hostlib.link.models)
         ├── warnings, transport_info   the host's set-up warnings; the transport's text figures (tcp_congestion)
         ├── place, rig_host, device_versions   the lab place, its exporters, what the device reported
-        └── link                the emulated link: realisation, why, both directions configured (SI)
+        ├── link                the emulated link: realisation, why, both directions configured (SI)
+        └── rf_constellation, rf_constellation_ideal   a modulated RF case: recovered and ideal [i, q] points
 
 `hostlib.results.record` writes it (CaseResult.to_record), `hostlib.reports` and
 `hilrig results export` read it (load_evidence). Verdicts stay enums until a view
@@ -144,6 +145,10 @@ class ResultRecord(_Record):
     # A case with `link:` (docs/long-link.md): which realisation carried it and why, and the
     # spec of both directions in SI units; the delivered figures are link_* metrics.
     link: dict[str, JsonValue] | None = None
+    # A modulated RF case (docs/rf.md "Modulated signals"): the recovered payload symbols (at
+    # most 2048) and the scheme's ideal points, [i, q] normalised to the ideal's unit power.
+    rf_constellation: list[list[float]] | None = None
+    rf_constellation_ideal: list[list[float]] | None = None
 
     @property
     def label(self) -> str:

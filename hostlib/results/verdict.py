@@ -136,16 +136,21 @@ def _link_part(m: dict[str, float]) -> str:
 
 def _rf_part(m: dict[str, float]) -> str:
     """An RF case's figures beside the injected truth (docs/rf.md):
-    'rf snr 30.02 dB (30.00), freq error 1.2 kHz (1.2 kHz), sfdr 34.24 dBc (34.27)'."""
-    if not _finite(m.get("snr_db")):
+    'rf snr 30.02 dB (30.00), freq error 1.2 kHz (1.2 kHz), sfdr 34.24 dBc (34.27)'; a
+    modulation: 'rf evm 3.18% (3.16%), ber 0 (6.9e-220), freq error 2.5 kHz (2.5 kHz)'."""
+    fields: tuple[tuple[str, str], ...]
+    if _finite(m.get("evm_rms_pct")):
+        fields = (("evm_rms_pct", "evm"), ("ber", "ber"), ("freq_error_hz", "freq error"))
+    elif _finite(m.get("snr_db")):
+        fields = (("snr_db", "snr"), ("freq_error_hz", "freq error"), ("sfdr_dbc", "sfdr"), ("iq_image_dbc", "image"))
+    else:
         return ""
     out = []
-    for name, label in (("snr_db", "snr"), ("freq_error_hz", "freq error"), ("sfdr_dbc", "sfdr"),
-                        ("iq_image_dbc", "image")):
+    for name, label in fields:
         if not _finite(m.get(name)):
             continue
         truth = m.get(f"injected_{name}")
-        show = _hz if name == "freq_error_hz" else (lambda v, n=name: format_metric(n, v))
+        show = _hz if name == "freq_error_hz" else (lambda v, n=name: f"{v:.2g}" if n == "ber" else format_metric(n, v))
         out.append(f"{label} {show(m[name])}" + (f" ({show(truth)})" if _finite(truth) else ""))
     return "rf " + ", ".join(out)
 

@@ -22,6 +22,7 @@ __all__ = [
     "JsonObject",
     "Pacing",
     "RfChannel",
+    "RfModulation",
     "RfTone",
     "RingPublish",
     "SampleFormat",
@@ -300,16 +301,39 @@ class RfChannel:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Signal:
-    """pattern "signal": what the device sends (tones through the channel) and how many
-    consecutive samples of channel 0 the host keeps for analysis."""
-    tones: tuple[RfTone, ...]
-    channel: RfChannel
-    capture_samples: int
+class RfModulation:
+    """A modulated signal (the core's rf::ModulationSpec, docs/rf.md "Modulated signals"):
+    frames of a known preamble and a seeded PN payload, RRC-shaped, one after another."""
+    scheme: str                     # "qpsk" | "16qam" | "64qam"
+    samples_per_symbol: int
+    rolloff: float
+    amplitude: float                # RMS of the samples, full scale 1.0
+    payload_seed: int
 
     def to_json(self) -> JsonObject:
-        return {"tones": [t.to_json() for t in self.tones], "channel": self.channel.to_json(),
-                "capture_samples": self.capture_samples}
+        return {"scheme": self.scheme, "samples_per_symbol": self.samples_per_symbol, "rolloff": self.rolloff,
+                "amplitude": self.amplitude, "payload_seed": self.payload_seed}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object], where: str) -> RfModulation:
+        return cls(scheme=_str(d, "scheme", where), samples_per_symbol=_int(d, "samples_per_symbol", where),
+                   rolloff=_float(d, "rolloff", where), amplitude=_float(d, "amplitude", where),
+                   payload_seed=_int(d, "payload_seed", where))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Signal:
+    """pattern "signal": what the device sends (tones, or a modulation, through the channel)
+    and how many consecutive samples of channel 0 the host keeps for analysis."""
+    tones: tuple[RfTone, ...]       # empty with a modulation
+    channel: RfChannel
+    capture_samples: int
+    modulation: RfModulation | None = None
+
+    def to_json(self) -> JsonObject:
+        return {"tones": [t.to_json() for t in self.tones],
+                "modulation": None if self.modulation is None else self.modulation.to_json(),
+                "channel": self.channel.to_json(), "capture_samples": self.capture_samples}
 
     @classmethod
     def from_json(cls, d: Mapping[str, object], where: str = "signal") -> Signal:
@@ -319,7 +343,11 @@ class Signal:
         c = _mapping(d, "channel", where)
         cw = f"{where}.channel"
         snr = _get(c, "snr_db", cw)
+        modulation = _get(d, "modulation", where)
+        if modulation is not None and not isinstance(modulation, Mapping):
+            raise ValueError(f"{where}.modulation: must be an object or null")
         return cls(
+            modulation=None if modulation is None else RfModulation.from_json(modulation, f"{where}.modulation"),
             tones=tuple(RfTone(frequency_hz=_float(t, "frequency_hz", f"{where}.tones"),
                                amplitude=_float(t, "amplitude", f"{where}.tones"),
                                phase_rad=_float(t, "phase_rad", f"{where}.tones")) for t in tones),

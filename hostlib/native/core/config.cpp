@@ -116,7 +116,15 @@ json to_json(const rf::SignalSpec& s) {
   for (const rf::ToneSpec& t : s.tones)
     tones.push_back({{"frequency_hz", t.frequency_hz}, {"amplitude", t.amplitude}, {"phase_rad", t.phase_rad}});
   const rf::Channel& c = s.channel;
+  json modulation = nullptr;
+  if (const auto& m = s.modulation)
+    modulation = {{"scheme", rf::scheme_name(m->scheme)},
+                  {"samples_per_symbol", m->samples_per_symbol},
+                  {"rolloff", m->rolloff},
+                  {"amplitude", m->amplitude},
+                  {"payload_seed", m->payload_seed}};
   return {{"tones", tones},
+          {"modulation", modulation},
           {"channel",
            {{"gain_db", c.gain_db},
             {"snr_db", c.snr_db ? json(*c.snr_db) : json(nullptr)},
@@ -139,8 +147,26 @@ rf::SignalSpec signal_from_json(const json& j, double rate_sps, const std::strin
     return v;
   };
   rf::SignalSpec s;
+  if (!j.contains("modulation")) bad(where + ".modulation", "is missing (null: the signal is the tones)");
+  if (const json& m = j["modulation"]; !m.is_null()) {
+    const std::string mw = where + ".modulation";
+    if (!m.is_object()) bad(mw, "must be an object or null");
+    rf::ModulationSpec spec;
+    const std::string name = get_string(m, "scheme", mw);
+    const auto scheme = rf::scheme_from_name(name);
+    if (!scheme) bad(mw + ".scheme", "must be \"qpsk\", \"16qam\" or \"64qam\", got \"" + name + "\"");
+    spec.scheme = *scheme;
+    spec.samples_per_symbol =
+        unsigned(get_uint(m, "samples_per_symbol", rf::kMinSamplesPerSymbol, rf::kMaxSamplesPerSymbol, mw));
+    spec.rolloff = finite(m, "rolloff", mw, 0.01, 1);
+    spec.amplitude = finite(m, "amplitude", mw, 0, 1);
+    spec.payload_seed = get_uint(m, "payload_seed", 0, ~std::uint64_t(0), mw);
+    s.modulation = spec;
+  }
   const json& tones = need(j, "tones", where);
-  if (!tones.is_array() || tones.empty() || tones.size() > 64) bad(where + ".tones", "must be a list of 1 to 64 tones");
+  const std::size_t min_tones = s.modulation ? 0 : 1, max_tones = s.modulation ? 0 : 64;
+  if (!tones.is_array() || tones.size() < min_tones || tones.size() > max_tones)
+    bad(where + ".tones", s.modulation ? "must be empty with a modulation" : "must be a list of 1 to 64 tones");
   for (std::size_t k = 0; k < tones.size(); ++k) {
     const std::string at = where + ".tones[" + std::to_string(k) + "]";
     if (!tones[k].is_object()) bad(at, "must be an object");
@@ -163,7 +189,8 @@ rf::SignalSpec signal_from_json(const json& j, double rate_sps, const std::strin
   s.channel.dc_offset = {finite(c, "dc_i", cw, -1, 1), finite(c, "dc_q", cw, -1, 1)};
   s.channel.c3 = finite(c, "c3", cw, -10, 10);
   s.channel.seed = get_uint(c, "seed", 0, ~std::uint64_t(0), cw);
-  s.capture_samples = std::uint32_t(get_uint(j, "capture_samples", rf::kMinToneSamples, kMaxCaptureSamples, where));
+  const std::uint64_t min_capture = s.modulation ? rf::min_modem_samples(*s.modulation) : rf::kMinToneSamples;
+  s.capture_samples = std::uint32_t(get_uint(j, "capture_samples", min_capture, kMaxCaptureSamples, where));
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "hilrig/rf/channel.hpp"
+#include "hilrig/rf/modulation.hpp"
 #include "hilrig/rf/signal.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
 
@@ -50,6 +51,22 @@ py::dict truth_dict(const hilrig::rf::ToneTruth& t) {
   d["spur_dbc"] = t.spur_dbc;
   d["dc_dbfs"] = t.dc_dbfs;
   return d;
+}
+
+hilrig::rf::ModulationSpec modulation_spec(const std::string& scheme, unsigned sps, double rolloff, double amplitude,
+                                           std::uint64_t payload_seed) {
+  const auto s = hilrig::rf::scheme_from_name(scheme);
+  if (!s) throw py::value_error("scheme must be qpsk, 16qam or 64qam, got " + scheme);
+  if (sps < hilrig::rf::kMinSamplesPerSymbol || sps > hilrig::rf::kMaxSamplesPerSymbol)
+    throw py::value_error("samples_per_symbol must be in [2, 64]");
+  if (!(rolloff > 0 && rolloff <= 1)) throw py::value_error("rolloff must be in (0, 1]");
+  return {*s, sps, rolloff, amplitude, payload_seed};
+}
+
+CArray complex_array(const std::vector<cd>& x) {
+  CArray out(py::ssize_t(x.size()));
+  std::copy(x.begin(), x.end(), out.mutable_data());
+  return out;
 }
 
 }  // namespace
@@ -134,4 +151,56 @@ void hilrig_bind_rf(py::module_& m) {
       },
       py::arg("n"), py::arg("freq_hz"), py::arg("fs_hz"), py::arg("amplitude") = 0.5, py::arg("phase_rad") = 0.0,
       "A*exp(j(2*pi*freq_hz/fs_hz*n + phase_rad)), n = 0..n-1 (complex128).");
+
+  m.def(
+      "rf_modem_frame",
+      [](const std::string& scheme, unsigned sps, double rolloff, double amplitude, std::uint64_t payload_seed) {
+        const auto spec = modulation_spec(scheme, sps, rolloff, amplitude, payload_seed);
+        const auto f = hilrig::rf::modem_frame(spec);
+        py::dict d;
+        d["symbols"] = complex_array(f.symbols);
+        d["bits"] = py::array_t<std::uint8_t>(py::ssize_t(f.bits.size()), f.bits.data());
+        d["samples"] = complex_array(f.samples);
+        d["taps"] = hilrig::rf::rrc_taps(sps, rolloff);
+        d["constellation"] = complex_array(hilrig::rf::constellation(spec.scheme));
+        return d;
+      },
+      py::arg("scheme"), py::arg("samples_per_symbol"), py::arg("rolloff"), py::arg("amplitude"),
+      py::arg("payload_seed"),
+      "One period of a modulated signal (hostlib.reference.modem.modem_frame): symbols, payload bits, samples, "
+      "the RRC taps and the scheme's ideal points.");
+
+  m.def(
+      "analyze_modulation",
+      [](const CArray& x, double fs_hz, const std::string& scheme, unsigned sps, double rolloff, double amplitude,
+         std::uint64_t payload_seed) {
+        const auto spec = modulation_spec(scheme, sps, rolloff, amplitude, payload_seed);
+        auto s = samples(x);
+        if (s.size() < hilrig::rf::min_modem_samples(spec))
+          throw py::value_error("analyze_modulation: fewer samples than two frames");
+        hilrig::rf::ModemAnalysis a;
+        {
+          py::gil_scoped_release release;
+          a = hilrig::rf::analyze_modulation(s, fs_hz, spec);
+        }
+        py::dict d;
+        d["evm_rms_pct"] = a.evm_rms_pct;
+        d["evm_peak_pct"] = a.evm_peak_pct;
+        d["evm_rms_db"] = a.evm_rms_db;
+        d["mer_db"] = a.mer_db;
+        d["ber"] = a.ber;
+        d["bit_errors"] = a.bit_errors;
+        d["bits"] = a.bits;
+        d["symbols"] = a.symbols;
+        d["cfo_hz"] = a.cfo_hz;
+        d["phase_rad"] = a.phase_rad;
+        d["gain_db"] = a.gain_db;
+        d["preamble_sample"] = a.preamble_sample;
+        d["constellation"] = complex_array(a.constellation);
+        return d;
+      },
+      py::arg("x"), py::arg("fs_hz"), py::arg("scheme"), py::arg("samples_per_symbol"), py::arg("rolloff"),
+      py::arg("amplitude"), py::arg("payload_seed"),
+      "The figures of a capture of a modulated signal (the fields of hostlib.reference.modem.ModemAnalysis): "
+      "EVM, MER, bit errors, the carrier found (docs/rf.md \"Modulated signals\").");
 }

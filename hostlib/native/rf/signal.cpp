@@ -24,17 +24,23 @@ std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tone
 }
 
 SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
-    : tones_(spec.tones), fs_hz_(fs_hz), path_(spec.channel, fs_hz), dc_(spec.channel.dc_offset),
+    : tones_(spec.tones),
+      period_(spec.modulation ? modem_frame(*spec.modulation).samples : std::vector<cdouble>{}),
+      fs_hz_(fs_hz), path_(spec.channel, fs_hz), dc_(spec.channel.dc_offset),
       noise_(spec.channel.seed) {
   if (spec.channel.snr_db) {
     double power_sum = 0;
-    for (std::size_t n = 0; n < kPowerSamples; ++n) power_sum += std::norm(path_.distort(tones_at(tones_, n, fs_hz_), n));
+    for (std::size_t n = 0; n < kPowerSamples; ++n) power_sum += std::norm(path_.distort(clean(n), n));
     sigma_ = std::sqrt(power_sum / double(kPowerSamples) / std::pow(10.0, *spec.channel.snr_db / 10));
   }
 }
 
+cdouble SignalSource::clean(std::uint64_t n) const {
+  return period_.empty() ? tones_at(tones_, n, fs_hz_) : period_[n % period_.size()];
+}
+
 cdouble SignalSource::sample(std::uint64_t n) {
-  cdouble v = path_.distort(tones_at(tones_, n, fs_hz_), n) + dc_;
+  cdouble v = path_.distort(clean(n), n) + dc_;
   if (sigma_ > 0) v += sigma_ * noise_();
   return v;
 }

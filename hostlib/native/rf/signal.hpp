@@ -5,12 +5,14 @@
 #pragma once
 #include <complex>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "hilrig/core/frame.hpp"
 #include "hilrig/rf/channel.hpp"
 #include "hilrig/rf/gaussian.hpp"
+#include "hilrig/rf/modulation.hpp"
 
 namespace hilrig::rf {
 
@@ -21,7 +23,8 @@ struct ToneSpec {
 };
 
 struct SignalSpec {
-  std::vector<ToneSpec> tones;        // one: a tone; several: a multitone
+  std::vector<ToneSpec> tones;        // one: a tone; several: a multitone; none: the modulation's
+  std::optional<ModulationSpec> modulation;  // a modulated signal (modulation.hpp) in place of tones
   Channel channel;
   std::uint32_t capture_samples = 0;  // the host keeps this many consecutive samples of channel 0
 };
@@ -36,7 +39,8 @@ cdouble tones_at(std::span<const ToneSpec> tones, std::uint64_t n, double fs_hz)
 // Samples [0, count) of the same (hostlib.reference.rf.multitone).
 std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tones, double fs_hz);
 
-// The device side of pattern "signal": the tones through the channel, quantised into
+// The device side of pattern "signal": the tones (or the modulation's frames, one after
+// another: sample n is sample n mod the period of modem_frame) through the channel, quantised into
 // frame payloads. Sample n of the stream is its sample tick n, so frames the device
 // discards (an overflow) leave no trace in the others' phase. The noise is the channel's
 // seeded generator, drawn in the order frames are built; its variance is fixed once:
@@ -53,7 +57,9 @@ class SignalSource {
 
  private:
   cdouble sample(std::uint64_t n);
+  cdouble clean(std::uint64_t n) const;
   std::vector<ToneSpec> tones_;
+  std::vector<cdouble> period_;  // a modulated signal: one period (modem_frame's samples)
   double fs_hz_;
   ChannelPath path_;
   cdouble dc_;

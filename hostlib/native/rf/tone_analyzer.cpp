@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hilrig/rf/decibel.hpp"
+#include "hilrig/rf/phasors.hpp"
 #include "hilrig/rf/spectrum.hpp"
 
 namespace hilrig::rf {
@@ -15,59 +16,6 @@ namespace {
 
 using cd = std::complex<double>;
 
-
-// exp(-j*omega*t) for t = 0..n-1 as exp(-j*omega*B*m) * exp(-j*omega*j), t = m*B + j: each
-// factor from its own exact angle, so every term is within a few ulps (a running phasor
-// drifts by n ulps, which would move the periodogram's maximum).
-class Phasors {
- public:
-  Phasors(std::size_t n, double omega) : block_(std::max<std::size_t>(1, std::size_t(std::sqrt(double(n))))) {
-    fine_.resize(block_);
-    coarse_.resize((n + block_ - 1) / block_);
-    for (std::size_t j = 0; j < block_; ++j) fine_[j] = std::polar(1.0, -omega * double(j));
-    for (std::size_t m = 0; m < coarse_.size(); ++m) coarse_[m] = std::polar(1.0, -omega * double(m * block_));
-  }
-  // sum_t x[t] * exp(-j*omega*t)
-  cd dtft(std::span<const cd> x) const {
-    cd total = 0;
-    for (std::size_t m = 0, t = 0; m < coarse_.size(); ++m) {
-      cd part = 0;
-      for (std::size_t j = 0; j < block_ && t < x.size(); ++j, ++t) part += x[t] * fine_[j];
-      total += coarse_[m] * part;
-    }
-    return total;
-  }
-  std::vector<cd> all(std::size_t n) const {
-    std::vector<cd> e(n);
-    for (std::size_t t = 0; t < n; ++t) e[t] = coarse_[t / block_] * fine_[t % block_];
-    return e;
-  }
-
- private:
-  std::size_t block_;
-  std::vector<cd> fine_, coarse_;
-};
-
-// The maximum of a unimodal f on [lo, hi] by golden-section search (the reference's
-// _golden_max, the same comparisons in the same order).
-template <class F>
-double golden_max(F f, double lo, double hi, double tolerance) {
-  const double ratio = (std::sqrt(5.0) - 1) / 2;
-  double a = hi - ratio * (hi - lo), b = lo + ratio * (hi - lo);
-  double fa = f(a), fb = f(b);
-  while (hi - lo > tolerance) {
-    if (fa >= fb) {
-      hi = b, b = a, fb = fa;
-      a = hi - ratio * (hi - lo);
-      fa = f(a);
-    } else {
-      lo = a, a = b, fa = fb;
-      b = lo + ratio * (hi - lo);
-      fb = f(b);
-    }
-  }
-  return (lo + hi) / 2;
-}
 
 // The solution of G a = r for a nonsingular 3x3 G (Gaussian elimination, partial pivoting).
 std::array<cd, 3> solve3(std::array<std::array<cd, 3>, 3> g, std::array<cd, 3> r) {

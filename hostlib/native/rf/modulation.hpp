@@ -1,0 +1,77 @@
+// Modulated RF signals (QPSK, 16QAM, 64QAM) and their analyzer (docs/rf.md "Modulated
+// signals"): the frame (a known preamble and a seeded PN payload, Gray-mapped, root-raised-
+// cosine shaped, repeated without a gap) and the figures of a capture of it: EVM, MER, bit
+// errors. The same waveform and estimators as hostlib/reference/modem.py.
+#pragma once
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hilrig::rf {
+
+enum class Scheme { qpsk, qam16, qam64 };
+
+// "qpsk", "16qam", "64qam" (the DSL's and the stream config's names); nullopt: unknown.
+std::optional<Scheme> scheme_from_name(const std::string& name);
+const char* scheme_name(Scheme s);
+int bits_per_symbol(Scheme s);
+
+inline constexpr std::size_t kPreambleSymbols = 127;  // an m-sequence, x^7 + x^6 + 1
+inline constexpr std::size_t kFrameSymbols = 1024;    // preamble + payload, one period of the stream
+inline constexpr std::size_t kPayloadSymbols = kFrameSymbols - kPreambleSymbols;
+inline constexpr std::size_t kRrcSpanSymbols = 16;    // the RRC filter: kRrcSpanSymbols * sps + 1 taps
+inline constexpr std::size_t kMaxConstellationPoints = 2048;
+inline constexpr unsigned kMinSamplesPerSymbol = 2, kMaxSamplesPerSymbol = 64;
+
+struct ModulationSpec {
+  Scheme scheme = Scheme::qpsk;
+  unsigned samples_per_symbol = 4;
+  double rolloff = 0.35;         // the RRC's excess bandwidth, (0, 1]
+  double amplitude = 0.25;       // RMS of the samples, full scale 1.0 (constellation of unit average power)
+  std::uint64_t payload_seed = 1;
+};
+
+// The scheme's points, indexed by the symbol's bits read MSB first (I's bits, then Q's),
+// Gray-coded per rail, unit average power.
+std::vector<std::complex<double>> constellation(Scheme s);
+// The preamble: the m-sequence of x^7 + x^6 + 1 (state all ones), bit b -> (1 - 2b)(1 + j)/sqrt(2).
+std::vector<std::complex<double>> preamble_symbols();
+// `count` bits of PRBS-23 (x^23 + x^18 + 1), its state ((seed * 0x9E3779B97F4A7C15 mod 2^64)
+// >> 41) mod (2^23 - 1) + 1.
+std::vector<std::uint8_t> prbs23(std::uint64_t seed, std::size_t count);
+// The root-raised-cosine filter, unit energy (sum h^2 = 1), kRrcSpanSymbols * sps + 1 taps.
+std::vector<double> rrc_taps(unsigned sps, double rolloff);
+
+struct ModemFrame {
+  std::vector<std::complex<double>> symbols;  // kFrameSymbols: preamble then payload
+  std::vector<std::uint8_t> bits;             // the payload's bits, kPayloadSymbols * bits_per_symbol
+  std::vector<std::complex<double>> samples;  // one period, kFrameSymbols * sps: symbol k peaks at sample k * sps
+};
+// One period of the stream: the frame's symbols times amplitude * sqrt(sps) (so the samples'
+// mean power is amplitude^2 for symbols of unit power) through the RRC, circularly.
+ModemFrame modem_frame(const ModulationSpec& spec);
+
+struct ModemAnalysis {
+  double evm_rms_pct = 0;   // sqrt(mean |c - s|^2) over the payload, s the sent symbol, of unit average power
+  double evm_peak_pct = 0;  // max |c - s|
+  double evm_rms_db = 0;    // 20 log10(evm_rms)
+  double mer_db = 0;        // sum |d|^2 / sum |c - d|^2, d the nearest point (decision-directed)
+  double ber = 0;
+  std::uint64_t bit_errors = 0, bits = 0, symbols = 0;  // payload symbols measured
+  double cfo_hz = 0;        // the carrier frequency offset found
+  double phase_rad = 0;     // the carrier phase at the first symbol measured
+  double gain_db = 0;       // the symbols' amplitude relative to the sent amplitude * sqrt(sps)
+  std::size_t preamble_sample = 0;  // where the first preamble starts in the capture
+  std::vector<std::complex<double>> constellation;  // the first <= kMaxConstellationPoints corrected payload symbols
+};
+
+// The minimum capture: two frames and the filter's span.
+std::size_t min_modem_samples(const ModulationSpec& spec);
+// Throws std::invalid_argument for a capture shorter than min_modem_samples or fs_hz <= 0.
+ModemAnalysis analyze_modulation(std::span<const std::complex<double>> x, double fs_hz, const ModulationSpec& spec);
+
+}  // namespace hilrig::rf
