@@ -112,6 +112,20 @@ def test_native_analyzer_matches_the_reference_on_a_fresh_capture():
     assert abs(got["gain_db"] - (-3.0 + 20 * math.log10(abs(mu)))) < 0.02
 
 
+@pytest.mark.parametrize("sps", [2, 4, 64])
+def test_dsl_reference_and_core_agree_on_the_shortest_capture(sps):
+    """The DSL's bound (hostlib/dsl/rf.py) is the core's rf::min_modem_samples and the reference's."""
+    from hostlib.dsl.rf import min_modem_samples
+
+    n = min_modem_samples(sps)
+    assert n == modem.min_modem_samples(sps)
+    f = native.rf_modem_frame("qpsk", sps, 0.35, 0.25, 1)
+    x = f["samples"][np.arange(n) % len(f["samples"])]
+    assert native.analyze_modulation(x, FS_HZ, "qpsk", sps, 0.35, 0.25, 1)["bit_errors"] == 0
+    with pytest.raises(ValueError, match="fewer samples than two frames"):
+        native.analyze_modulation(x[:-1], FS_HZ, "qpsk", sps, 0.35, 0.25, 1)
+
+
 SIGNAL_CASE = """
 name: modem {name}
 device: dut
