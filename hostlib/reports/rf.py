@@ -30,6 +30,8 @@ TRUTH_PREFIX = "injected_"
 CONSTELLATION_POINTS_SHOWN = 2000   # more received symbols than this: an even subset is drawn
 SCALLOPING_DB = 0.83                # the 4-term Blackman-Harris window's, half a bin off centre
 MARKER_SEARCH_BINS = 3              # a marker without the analyzer's power sits on the spectrum's peak within this
+NAMED_ABOVE_MEDIAN_DB = 6.0         # a harmonic this far above the median bin is named (averaged noise: ~1.5 dB)
+LABEL_CLEARANCE_DB = 3.0            # threshold labels closer than this on the level axis move apart sideways
 
 
 # ------------------------------------------------------------------ measured beside the truth
@@ -109,7 +111,7 @@ def spectrum_plot(case: CaseView) -> str:
     m = case.metrics
     tone = m.get("tone_power_dbfs")
     if finite(tone) and finite(m.get("snr_db")):
-        ax.axhline(tone - m["snr_db"] + per_bin_db(sp), color="0.35", ls=":", lw=1,
+        ax.axhline(tone - m["snr_db"] + per_bin_db(sp), color="black", ls=":", lw=1.3, zorder=3,
                    label=f"noise per bin (measured SNR {m['snr_db']:.2f} dB)")
     styles = {"tone": ("tab:red", "v", 7), "image": ("tab:orange", "v", 6), "DC": ("tab:purple", "v", 6)}
     for mk in sp["markers"]:
@@ -124,11 +126,12 @@ def spectrum_plot(case: CaseView) -> str:
         x = mk["freq_hz"] / scale
         ax.plot([x], [level + 2], marker=marker, color=color, ms=size, ls="none")
         harmonic = mk["what"].startswith("harmonic")
-        if not harmonic or level > median + 10:   # a harmonic in the noise is marked, not named
+        if not harmonic or level > median + NAMED_ABOVE_MEDIAN_DB:   # a harmonic in the noise is marked, not named
             text = (mk["what"].replace("harmonic ", "") + "f" if harmonic else mk["what"])
             if mk["power_dbfs"] is not None:
                 text += f" {level:.1f} dBFS"
             ax.annotate(text, (x, level + 3), fontsize=7, color=color, ha="center", va="bottom")
+    labelled: list[float] = []
     for t in case.thresholds:
         if t.leg is not None:
             continue
@@ -137,7 +140,10 @@ def spectrum_plot(case: CaseView) -> str:
             continue
         color = {Verdict.FAIL: "red", Verdict.MARGINAL: "darkorange"}.get(t.verdict, "tab:green")
         ax.axhline(y, color=color, ls="--", lw=0.9)
-        ax.annotate(f"{t.metric} {t.text} ({t.verdict.value})", (0.995, y), xycoords=("axes fraction", "data"),
+        beside = sum(abs(y - other) < LABEL_CLEARANCE_DB for other in labelled)   # lines at one level: side by side
+        labelled.append(y)
+        ax.annotate(f"{t.metric} {t.text} ({t.verdict.value})", (0.995 - 0.3 * beside, y),
+                    xycoords=("axes fraction", "data"),
                     fontsize=6.5, color=color, ha="right", va="bottom",
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.85})
     ax.set_xlim(-fs / 2 / scale, fs / 2 / scale)
@@ -278,17 +284,19 @@ def sweep_rows(sweep: Sweep, points: list[CaseView]) -> list[dict[str, object]]:
 
 def sweep_curve(sweep: Sweep, fixed: dict[str, JsonValue], points: list[CaseView]) -> str:
     """Per figure of sweep_truth a panel: measured (dots, failed points red) and injected
-    (line) against the swept value, one pair of lines per column-axis value."""
+    (line) against the swept value, one pair of lines per column-axis value; under it the
+    difference, measured - injected."""
     names = sweep_truth(points)
     numbered = [p for p in points if _x(sweep, p) is not None]
     if not names or len(numbered) < 2:
         return ""
-    units = {u for p in numbered if (got := axis_number(p.sweep_point.get(sweep.row_axis))) for u in [got[1]]}
+    units = {got[1] for p in numbered if (got := axis_number(p.sweep_point.get(sweep.row_axis))) is not None}
     unit = next(iter(units)) if len(units) == 1 else None
     plt = _pyplot()
-    fig, axes = plt.subplots(1, len(names), figsize=(3.9 * len(names), 3.2), squeeze=False)
+    fig, axes = plt.subplots(2, len(names), figsize=(3.9 * len(names), 4.2), squeeze=False, sharex="col",
+                             gridspec_kw={"height_ratios": (3, 1.3)})
     cols = sorted({str(p.sweep_point.get(sweep.col_axis)) for p in numbered}) if sweep.col_axis else [""]
-    for ax, k in zip(axes[0], names, strict=True):
+    for ax, diff_ax, k in zip(axes[0], axes[1], names, strict=True):
         for col in cols:
             pts = sorted((p for p in numbered if not sweep.col_axis or str(p.sweep_point.get(sweep.col_axis)) == col),
                          key=lambda p: _x(sweep, p) or 0.0)
@@ -296,14 +304,19 @@ def sweep_curve(sweep: Sweep, fixed: dict[str, JsonValue], points: list[CaseView
             truth = [(_x(sweep, p), p.metrics[TRUTH_PREFIX + k]) for p in pts if TRUTH_PREFIX + k in p.metrics]
             ax.plot([x for x, _ in truth], [y for _, y in truth], color="0.45", lw=1.2, marker="x", ms=4,
                     label="injected (truth)" + suffix)
-            good = [(_x(sweep, p), p.metrics[k]) for p in pts if k in p.metrics and not p.failure]
-            bad = [(_x(sweep, p), p.metrics[k]) for p in pts if k in p.metrics and p.failure]
-            ax.plot([x for x, _ in good], [y for _, y in good], ls="none", marker="o", ms=4, color="tab:blue",
-                    label="measured" + suffix)
-            if bad:
-                ax.plot([x for x, _ in bad], [y for _, y in bad], ls="none", marker="o", ms=5, color="red",
-                        label="measured, FAIL/ERROR")
-        ax.set_xlabel(axis_label(sweep.row_axis) + (f" ({unit})" if unit else ""))
+            for failed, color, label in ((False, "tab:blue", "measured" + suffix),
+                                         (True, "red", "measured, FAIL/ERROR")):
+                both = [p for p in pts if k in p.metrics and p.failure == failed]
+                if not both:
+                    continue
+                ax.plot([_x(sweep, p) for p in both], [p.metrics[k] for p in both], ls="none", marker="o", ms=4,
+                        color=color, label=label)
+                paired = [p for p in both if TRUTH_PREFIX + k in p.metrics]
+                diffs = [p.metrics[k] - p.metrics[TRUTH_PREFIX + k] for p in paired]
+                diff_ax.plot([_x(sweep, p) for p in paired], diffs, ls="none", marker="o", ms=4, color=color)
+        diff_ax.axhline(0, color="0.45", lw=1)
+        diff_ax.set_ylabel("measured - injected", fontsize=7)
+        diff_ax.set_xlabel(axis_label(sweep.row_axis) + (f" ({unit})" if unit else ""))
         ax.set_ylabel(k)
         ax.set_title(f"{k}: measured and injected", fontsize=9)
         ax.legend(fontsize=7)

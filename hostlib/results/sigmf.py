@@ -53,6 +53,7 @@ def _rails(samples: npt.NDArray[np.complex128], full_scale: int, rail: str) -> b
 def write_capture_sigmf(result: CaseResult, directory: str | Path) -> Path:
     """Write `result`'s RF capture as a SigMF recording in `directory` and return the
     .sigmf-meta path. InfrastructureError when there is no capture or it cannot be written."""
+    import jsonschema
     import sigmf
 
     capture, case, signal = result.rf_capture, result.case, result.case.signal
@@ -95,7 +96,7 @@ def write_capture_sigmf(result: CaseResult, directory: str | Path) -> Path:
         recording = sigmf.SigMFFile(data_file=str(data_path), global_info=meta)
         recording.add_capture(0, metadata={sigmf.DATETIME_KEY: iso_utc(result.started_utc).replace("+00:00", "Z")})
         recording.tofile(str(path))
-    except (OSError, sigmf.error.SigMFError) as exc:
+    except (OSError, ValueError, sigmf.error.SigMFError, jsonschema.exceptions.ValidationError) as exc:
         raise InfrastructureError(f"cannot write the SigMF recording {path}: {exc}") from exc
     return path.with_suffix(".sigmf-meta")
 
