@@ -275,3 +275,31 @@ def test_a_sweep_of_the_channel_plots_measured_beside_the_truth(tmp_path):
         assert "injected (truth)" in svg and "measured" in svg and f"{metric}: measured and injected" in svg
         assert "channel.snr (dB)" in svg
     assert json.loads(evidence.read_text())["cases"][0]["rf_constellation"] == []
+
+
+@requires_native
+def test_an_sc8_capture_is_saved_as_ci8_and_a_recording_that_cannot_be_written_is_an_infrastructure_error(
+        write_case, tmp_path):
+    import numpy as np
+    import sigmf
+
+    from hostlib._exceptions import InfrastructureError
+    from hostlib.drivers._native_facade import RfCapture
+    from hostlib.results.record import CaseResult, Verdict
+    from hostlib.results.sigmf import write_capture_sigmf
+
+    [case] = write_case(TONE.format(name="RF sc8", snr=">= 22 dB") + "format: sc8\n")
+    x = np.round(0.5 * np.exp(2j * np.pi * 0.1234567 * np.arange(1000)) * 127) / 127
+    result = CaseResult(case=case, rig_name="sim", device="dut", driver="sim", run_id="R",
+                        started_utc="2026-11-28T01:00:00Z", ended_utc="2026-11-28T01:00:01Z", verdict=Verdict.FAIL,
+                        metrics={"snr_db": math.inf}, rf_capture=RfCapture(samples=x, start_tick=4096, restarts=1))
+    meta = write_capture_sigmf(result, tmp_path / "run")
+    recording = sigmf.sigmffile.fromfile(str(meta), autoscale=False)
+    g = recording.get_global_info()
+    assert (g[sigmf.DATATYPE_KEY], g["hilrig:full_scale"], g["hilrig:capture_start_tick"]) == ("ci8", 127, 4096)
+    assert g["hilrig:measured"] == {"snr_db": None}                    # not finite: null, the JSON way
+    assert np.array_equal(recording.read_samples().astype(np.complex128), np.round(x * 127))
+    assert write_capture_sigmf(result, tmp_path / "run").name == "RF-sc8-2.sigmf-meta"   # never over another
+    (tmp_path / "file").write_text("")
+    with pytest.raises(InfrastructureError, match="cannot write the SigMF recording"):
+        write_capture_sigmf(result, tmp_path / "file")
