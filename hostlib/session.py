@@ -330,14 +330,35 @@ class RunSession:
         if self.place_request is not None:
             result.place = self.place_name
             result.rig_host = self.held_place.rig_host if self.held_place is not None else None
+        self._save_rf_capture(result)
         try:
             save_result(result, outbox=self.outbox, evidence=self.evidence)
         except InfrastructureError as exc:
             result.set_error(ErrorKind.INFRASTRUCTURE, f"{exc} (measured: {result.message})")
             result.message = summary_line(result)
+        if not result.verdict.failure:
+            result.rf_capture = None   # a pass's capture is not kept (its spectrum is in the evidence)
         self.results.append(result)
         log.info("%s: %s", result.case.test_name, result.message)
         return result
+
+    def _save_rf_capture(self, result: CaseResult) -> None:
+        """A FAIL or ERROR that has an RF capture: the capture as a SigMF recording in the
+        run's folder beside its evidence file (`<evidence dir>/<run_id>/`), said on the
+        console and named in the evidence (rf_sigmf, relative to the evidence folder). A
+        recording that cannot be written is said and costs nothing else."""
+        if result.rf_capture is None or not result.verdict.failure or self.evidence is None:
+            return
+        from .results.sigmf import write_capture_sigmf
+
+        folder = self.evidence.directory
+        try:
+            path = write_capture_sigmf(result, folder / self._opened()[0])
+        except InfrastructureError as exc:
+            self.say(f"hilrig rf: {result.case.test_name}: SigMF recording not written ({exc})")
+            return
+        result.rf_sigmf = path.relative_to(folder).as_posix()
+        self.say(f"hilrig rf: {result.case.test_name}: capture saved as SigMF {path}")
 
     def error_result(self, case: Case, started: str, kind: ErrorKind, text: str) -> CaseResult:
         device = self.rig.devices.get(case.device)

@@ -6,22 +6,31 @@ aside from its noise): its measured figures become the RF metrics (freq_error_hz
 ...). A modulation: EVM, MER, bit errors and the carrier offset found, and the recovered
 constellation for the evidence (rf_constellation, rf_constellation_ideal). The channel's
 truth becomes the injected_* metrics next to them, so the evidence and the outbox hold both.
+The capture's averaged spectrum (the core's, at most RF_SPECTRUM_BINS bins) and, for a
+tone, where the analyzer found it, its image, DC and the harmonics go into the evidence as
+well: the report plots them from there (docs/rf.md "Seeing it").
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .._exceptions import DeviceError
 from ..drivers._native_facade import RfCapture
 from ..dsl.case import Case
+from ..results.schema import RfMarker, RfSpectrum
 from ..transports import native
 from ..transports.config import RfChannel, RfModulation, RfTone, Signal
 
-__all__ = ["RfOutcome", "analyze_rf", "injected_modem_truth", "injected_truth", "modem_ber", "others_hz",
-           "rf_metrics"]
+__all__ = ["RF_SPECTRUM_BINS", "RfOutcome", "analyze_rf", "injected_modem_truth", "injected_truth", "modem_ber",
+           "others_hz", "rf_markers", "rf_metrics", "rf_spectrum"]
 
-Points = list[list[float]]
+# The report's spectrum: Welch segments of this many samples (fewer for a shorter capture),
+# so the evidence holds at most this many bins per RF case.
+RF_SPECTRUM_BINS = 2048
+HARMONICS = (2, 3, 4, 5)   # the analyzer's, at +-k*f (docs/rf.md "The tone analyzer")
+
+Points = list[tuple[float, float]]
 
 
 @dataclass
@@ -30,8 +39,8 @@ class RfOutcome:
     constellation (at most 2048 payload symbols) and the scheme's ideal points, each
     [i, q] on the ideal constellation's scale (unit average power)."""
     metrics: dict[str, float]
-    constellation: Points | None = None
-    constellation_ideal: Points | None = None
+    constellation: Points = field(default_factory=list)
+    constellation_ideal: Points = field(default_factory=list)
 
 
 def _native_channel(c: RfChannel):
@@ -163,8 +172,8 @@ def _modem_outcome(case: Case, capture: RfCapture, mod: RfModulation) -> RfOutco
         "rf_capture_restarts": float(capture.restarts),
         **injected_modem_truth(signal),
     }
-    return RfOutcome(metrics, [[float(v.real), float(v.imag)] for v in a["constellation"]],
-                     [[float(v.real), float(v.imag)] for v in ideal])
+    return RfOutcome(metrics, [(float(v.real), float(v.imag)) for v in a["constellation"]],
+                     [(float(v.real), float(v.imag)) for v in ideal])
 
 
 def analyze_rf(case: Case, capture: RfCapture | None) -> RfOutcome:
@@ -205,3 +214,49 @@ def rf_metrics(case: Case, capture: RfCapture | None) -> dict[str, float]:
         "rf_capture_restarts": float(capture.restarts),
         **injected_truth(signal),
     }
+
+
+def rf_spectrum(capture: RfCapture, fs_hz: float) -> RfSpectrum:
+    """The capture's averaged spectrum as the evidence keeps it (the core's Welch average over
+    the 4-term Blackman-Harris window, docs/rf.md "Seeing it"), -fs/2 first, without markers."""
+    import numpy as np  # only when an RF case runs
+
+    n = len(capture.samples)
+    bins = min(RF_SPECTRUM_BINS, 1 << (n.bit_length() - 1))   # the largest power of two the capture holds
+    got = native().rf_spectrum(capture.samples, bins)
+    power = np.fft.fftshift(got["power"])
+    with np.errstate(divide="ignore"):
+        dbfs = np.round(10 * np.log10(power), 2)
+    return {"fs_hz": fs_hz, "capture_samples": n, "bins": bins, "segments": int(got["segments"]),
+            "window": "4-term Blackman-Harris", "enbw_bins": float(got["enbw_bins"]),
+            "power_dbfs": [float(v) if math.isfinite(v) else None for v in dbfs], "markers": []}
+
+
+def fold_hz(freq_hz: float, fs_hz: float) -> float:
+    """Where a frequency lands in the sampled band [-fs/2, fs/2)."""
+    return (freq_hz + fs_hz / 2) % fs_hz - fs_hz / 2
+
+
+def rf_markers(signal: Signal, metrics: dict[str, float], fs_hz: float) -> list[RfMarker]:
+    """What the spectrum plot marks, from the measured figures: the analyzed tone (its
+    measured frequency and power), its image at -f and DC (the analyzer's powers), the
+    harmonics at +-k*f and a multitone's other tones (their powers read off the spectrum)."""
+    main = _strongest(signal)
+    f = main.frequency_hz + metrics["freq_error_hz"]
+    tone_dbfs = metrics["tone_power_dbfs"]
+    image = metrics.get("iq_image_dbc", -math.inf)
+
+    def finite_or_none(v: float) -> float | None:
+        return v if math.isfinite(v) else None
+
+    out: list[RfMarker] = [
+        {"what": "tone", "freq_hz": fold_hz(f, fs_hz), "power_dbfs": finite_or_none(tone_dbfs)},
+        {"what": "image", "freq_hz": fold_hz(-f, fs_hz), "power_dbfs": finite_or_none(tone_dbfs + image)},
+        {"what": "DC", "freq_hz": 0.0, "power_dbfs": finite_or_none(metrics.get("dc_offset_dbfs", -math.inf))},
+    ]
+    out += [{"what": f"harmonic {sign * k}", "freq_hz": fold_hz(sign * k * f, fs_hz),
+             "power_dbfs": None} for k in HARMONICS for sign in (1, -1)]
+    cfo = signal.channel.cfo_hz
+    out += [{"what": f"tone {i}", "freq_hz": fold_hz(t.frequency_hz + cfo, fs_hz), "power_dbfs": None}
+            for i, t in enumerate((t for t in signal.tones if t is not main), start=2)]
+    return out

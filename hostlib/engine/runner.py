@@ -33,7 +33,7 @@ from ..rig.inventory import DeviceEntry, Rig
 from ..rig.lock import DeviceLock
 from ..transports.config import TcpTransport, UdpTransport
 from . import measure
-from .rf import analyze_rf
+from .rf import analyze_rf, rf_markers, rf_spectrum
 from .search import run_search
 from .silence import SilenceWatch, watched_poll
 from .verdict import judge
@@ -289,9 +289,16 @@ def _stream(case: Case, driver: Driver, result: CaseResult, progress: Progress |
     result.metrics, result.legs = measure.measure_legs(
         case, measure.Run(started_ns, window_start, window_end, final, cpu_s, rcvbuf, (ticks0, ticks1)))
     if case.signal is not None:
-        rf = analyze_rf(case, driver.capture())
+        # The capture and its spectrum are kept before the analysis, so that an analysis
+        # that fails still leaves them (the run session saves a failure's capture as SigMF).
+        capture = result.rf_capture = driver.capture()
+        if capture is not None:
+            result.rf_spectrum = rf_spectrum(capture, case.rate_sps)
+        rf = analyze_rf(case, capture)
         result.metrics.update(rf.metrics)
         result.rf_constellation, result.rf_constellation_ideal = rf.constellation, rf.constellation_ideal
+        if result.rf_spectrum is not None and case.signal.modulation is None:
+            result.rf_spectrum["markers"] = rf_markers(case.signal, rf.metrics, case.rate_sps)
     if link is not None and case.link is not None and link0 is not None and link1 is not None:
         window_s = (window_end.taken_ns - window_start.taken_ns) / 1e9
         result.metrics.update(link_metrics(case.link, link0, link1, window_s, data_side(case.direction)))

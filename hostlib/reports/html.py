@@ -16,7 +16,7 @@ from ..results.record import CaseResult
 from ..results.schema import ResultRecord
 from ..results.verdict import BLOCK_COLUMNS, STUDY_COLUMNS, block_rows, study_table_rows
 from ..verdicts import Verdict
-from . import plots, tables
+from . import plots, rf, tables
 from .model import CaseView, RunView, finite, load_run
 from .tables import axis_label, key_metric_rows, sweeps, threshold_rows
 
@@ -91,7 +91,17 @@ def rig_devices(run: RunView) -> list[dict[str, str | int]]:
     return out
 
 
-def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, object]:
+def sigmf_href(case: CaseView, evidence_dir: Path | None, report_dir: Path | None) -> str:
+    """Where the case's SigMF recording is, as a link from the report (relative to its
+    folder) or from Robot's log (a file URI); "" when it has none or the evidence folder is unknown."""
+    if not case.record.rf_sigmf or evidence_dir is None:
+        return ""
+    path = (evidence_dir / case.record.rf_sigmf).resolve()
+    return os.path.relpath(path, report_dir.resolve()) if report_dir is not None else path.as_uri()
+
+
+def case_context(case: CaseView, *, with_series_plot: bool = True, evidence_dir: Path | None = None,
+                 report_dir: Path | None = None) -> dict[str, object]:
     return {
         "view": case,
         "test_name": case.test_name,
@@ -112,18 +122,33 @@ def case_context(case: CaseView, *, with_series_plot: bool = True) -> dict[str, 
         "study": study_table_rows(case.record.study),   # measured, the models, the lab's figure
         "transport_info": dict(case.record.transport_info),   # the transport's text figures (tcp_congestion)
         "failure_second": plots.failure_second(case),
+        # An RF case (docs/rf.md "Seeing it"): the truth beside each figure, the spectrum,
+        # a modulated case's constellation, the SigMF recording of a failure's capture.
+        "rf_truth": rf.truth_rows(case),
+        "spectrum_plot": rf.spectrum_plot(case) if with_series_plot else "",
+        "spectrum_caption": rf.spectrum_caption(case),
+        "constellation_plot": rf.constellation_plot(case) if with_series_plot else "",
+        "constellation_caption": rf.constellation_caption(case),
+        "sigmf": case.record.rf_sigmf or "",
+        "sigmf_href": sigmf_href(case, evidence_dir, report_dir),
     }
 
 
-def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[str, object]:
+def build_context(run: RunView, *, links: dict[str, str] | None = None,
+                  report_dir: Path | None = None) -> dict[str, object]:
+    """`report_dir`: the folder the report is written to (links to SigMF recordings are relative to it)."""
     from ..results.verdict import format_metric
 
     ordered = sorted(run.cases, key=lambda c: (c.verdict.rank, c.index))
+    evidence_dir = run.path.parent if run.path is not None else None
     sweep_blocks = []
     for sw in sweeps(run):
         for fixed, points in sw.facets:
             sweep_blocks.append({"sweep": sw, "fixed": fixed, "grids": sw.grids(points),
-                                 "plot": plots.sweep_plot(sw, fixed, points), "n": len(points)})
+                                 "plot": plots.sweep_plot(sw, fixed, points), "n": len(points),
+                                 # measured beside the truth the sweep moved (SNR, EVM beside theory)
+                                 "truth_names": rf.sweep_truth(points), "truth_rows": rf.sweep_rows(sw, points),
+                                 "truth_plot": rf.sweep_curve(sw, fixed, points)})
     return {
         "run": run,
         "run_id": run.run_id,
@@ -138,7 +163,7 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
         "tally": run.tally(),
         "n_cases": len(run.cases),
         "failures": [c for c in ordered if c.failure],
-        "cases": [case_context(c) for c in ordered],
+        "cases": [case_context(c, evidence_dir=evidence_dir, report_dir=report_dir) for c in ordered],
         "sweeps": sweep_blocks,
         "places": run.places,
         "across_places": run.across_places() if len(run.places) > 1 else [],
@@ -154,8 +179,9 @@ def build_context(run: RunView, *, links: dict[str, str] | None = None) -> dict[
     }
 
 
-def render_run_report(run: RunView, *, links: dict[str, str] | None = None) -> str:
-    return environment().get_template("run.html.j2").render(**build_context(run, links=links))
+def render_run_report(run: RunView, *, links: dict[str, str] | None = None, report_dir: Path | None = None) -> str:
+    return environment().get_template("run.html.j2").render(**build_context(run, links=links,
+                                                                            report_dir=report_dir))
 
 
 def write_run_report(evidence_path: str | Path, output: str | Path | None = None, *,
@@ -169,15 +195,17 @@ def write_run_report(evidence_path: str | Path, output: str | Path | None = None
     evidence_path = Path(evidence_path)
     run = load_run(evidence_path)
     out = Path(output) if output else default_report_path(evidence_path, run.run_id)
-    return write_text_atomic(out, render_run_report(run, links=links))
+    return write_text_atomic(out, render_run_report(run, links=links, report_dir=out.parent))
 
 
-def case_log_html(result: CaseResult | ResultRecord, *, plots_inline: bool = True) -> str:
+def case_log_html(result: CaseResult | ResultRecord, *, plots_inline: bool = True,
+                  evidence_dir: Path | None = None) -> str:
     """The HTML fragment for one test in Robot's log.html: verdict line, key metrics first
-    (compact table), the thresholds table (limit, margin, verdict), the per-second plot inline.
-    `result` is a CaseResult or its evidence record."""
+    (compact table), the thresholds table (limit, margin, verdict), the per-second plot inline;
+    an RF case's truth table, spectrum and constellation, and a link to its SigMF recording
+    (in `evidence_dir`, the run's evidence folder). `result` is a CaseResult or its evidence record."""
     case = CaseView(result.to_record() if isinstance(result, CaseResult) else result, 0)
-    ctx = case_context(case, with_series_plot=plots_inline)
+    ctx = case_context(case, with_series_plot=plots_inline, evidence_dir=evidence_dir)
     return environment().get_template("case_fragment.html.j2").render(c=ctx, verdict_class=verdict_class)
 
 

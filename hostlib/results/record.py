@@ -22,6 +22,7 @@ from .schema import (
     ErrorKind,
     MetricValues,
     ResultRecord,
+    RfSpectrum,
     SearchStep,
     StudyRow,
     ThresholdResult,
@@ -30,6 +31,7 @@ from .schema import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..drivers._native_facade import RfCapture
     from ..dsl.case import Case
 
 __all__ = ["EXIT_FAIL", "EXIT_INTERRUPTED", "EXIT_NOTHING_TESTED", "EXIT_PASS", "CaseResult", "ErrorKind",
@@ -89,10 +91,16 @@ class CaseResult:
     device_versions: dict[str, str] = dataclasses.field(default_factory=dict)
     # An emulated link (docs/long-link.md): realisation, why, and the configured spec.
     link: dict[str, JsonValue] | None = None
-    # A modulated RF case (docs/rf.md "Modulated signals"): the recovered payload symbols
-    # (at most 2048) and the scheme's ideal points, [i, q] on the ideal's scale (unit power).
-    rf_constellation: list[list[float]] | None = None
-    rf_constellation_ideal: list[list[float]] | None = None
+    # An RF case (docs/rf.md "Seeing it"): the capture's averaged spectrum with its markers; a
+    # modulated case's received symbols and ideal points; the SigMF recording of a failure's
+    # capture (relative to the evidence folder). `rf_capture` is the capture itself, never
+    # written to the evidence: the run session saves a FAIL's or ERROR's as SigMF and keeps
+    # it on the result, and lets a pass's go once the result is recorded.
+    rf_spectrum: RfSpectrum | None = None
+    rf_constellation: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+    rf_constellation_ideal: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+    rf_sigmf: str | None = None
+    rf_capture: RfCapture | None = dataclasses.field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # A closed type: "PASS" becomes Verdict.PASS, anything unknown is a ValueError.
@@ -158,8 +166,10 @@ class CaseResult:
             rig_host=self.rig_host,
             device_versions=dict(self.device_versions),
             link=self.link,
-            rf_constellation=self.rf_constellation,
-            rf_constellation_ideal=self.rf_constellation_ideal,
+            rf_spectrum=self.rf_spectrum,
+            rf_constellation=list(self.rf_constellation),
+            rf_constellation_ideal=list(self.rf_constellation_ideal),
+            rf_sigmf=self.rf_sigmf,
         )
 
     @classmethod
@@ -175,8 +185,9 @@ class CaseResult:
             blocks=list(record.blocks), study=list(record.study), warnings=list(record.warnings),
             legs={leg: _floats(m) for leg, m in record.legs.items()}, failed=list(record.failed),
             marginal=list(record.marginal), place=record.place, rig_host=record.rig_host,
-            device_versions=dict(record.device_versions),
-            rf_constellation=record.rf_constellation, rf_constellation_ideal=record.rf_constellation_ideal)
+            device_versions=dict(record.device_versions), rf_spectrum=record.rf_spectrum,
+            rf_constellation=list(record.rf_constellation), rf_constellation_ideal=list(record.rf_constellation_ideal),
+            rf_sigmf=record.rf_sigmf)
 
     def to_dict(self) -> dict[str, JsonValue]:
         """The record as JSON-ready data (what the evidence file holds for this case)."""

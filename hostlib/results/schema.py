@@ -15,7 +15,8 @@
         ├── warnings, transport_info   the host's set-up warnings; the transport's text figures (tcp_congestion)
         ├── place, rig_host, device_versions   the lab place, its exporters, what the device reported
         ├── link                the emulated link: realisation, why, both directions configured (SI)
-        └── rf_constellation, rf_constellation_ideal   a modulated RF case: recovered and ideal [i, q] points
+        └── rf_spectrum, rf_constellation(_ideal), rf_sigmf   an RF case: what its plots show,
+                                where a failure's capture was saved (docs/rf.md "Seeing it")
 
 `hostlib.results.record` writes it (CaseResult.to_record), `hostlib.reports` and
 `hilrig results export` read it (load_evidence). Verdicts stay enums until a view
@@ -109,6 +110,28 @@ class StudyRow(TypedDict):
     rate_bps: float | None
 
 
+class RfMarker(TypedDict):
+    """A component of an RF capture, where its spectrum plot marks it (hostlib.engine.rf)."""
+
+    what: str                    # "tone", "image", "DC", "harmonic -3", "tone 2" (a multitone's other)
+    freq_hz: float               # where in the band, folded into [-fs/2, fs/2)
+    power_dbfs: float | None     # the analyzer's figure; None: the plot reads it off the spectrum
+
+
+class RfSpectrum(TypedDict):
+    """An RF capture's averaged spectrum, as the report plots it (hostlib.engine.rf): Welch's
+    method, `segments` windowed segments of `bins` samples at 50 % overlap, averaged."""
+
+    fs_hz: float
+    capture_samples: int
+    bins: int                    # bin i at (i - bins/2) * fs_hz / bins: -fs/2 first
+    segments: int
+    window: str                  # "4-term Blackman-Harris"
+    enbw_bins: float             # the window's noise bandwidth: noise reads its power * enbw_bins / bins per bin
+    power_dbfs: list[float | None]   # per bin, 0.01 dB; a tone centred on a bin reads its power; null: no power
+    markers: list[RfMarker]
+
+
 # A metric that was not finite (NaN, inf) is written as null: JSON has no NaN.
 MetricValues = dict[str, float | None]
 
@@ -145,10 +168,13 @@ class ResultRecord(_Record):
     # A case with `link:` (docs/long-link.md): which realisation carried it and why, and the
     # spec of both directions in SI units; the delivered figures are link_* metrics.
     link: dict[str, JsonValue] | None = None
-    # A modulated RF case (docs/rf.md "Modulated signals"): the recovered payload symbols (at
-    # most 2048) and the scheme's ideal points, [i, q] normalised to the ideal's unit power.
-    rf_constellation: list[list[float]] | None = None
-    rf_constellation_ideal: list[list[float]] | None = None
+    # An RF case (docs/rf.md "Seeing it"): its capture's averaged spectrum; a modulated case's
+    # received symbols [i, q] and the ideal points they are judged against; where a failing
+    # case's capture was saved as SigMF (.sigmf-meta, relative to the evidence file's folder).
+    rf_spectrum: RfSpectrum | None = None
+    rf_constellation: list[tuple[float, float]] = Field(default_factory=list)
+    rf_constellation_ideal: list[tuple[float, float]] = Field(default_factory=list)
+    rf_sigmf: str | None = None
 
     @property
     def label(self) -> str:

@@ -264,7 +264,8 @@ class HilrigLibrary:
         if case_result is not None:
             # Logged by the listener at the test's end, Robot puts it in the test's own body:
             # visible when the test is opened, not inside the collapsed `Run Hilrig Case`.
-            _log_case(case_result)
+            evidence = self.session.evidence if self.session is not None else None
+            _log_case(case_result, evidence.directory if evidence is not None else None)
         if data.id != self._last_test_id or self.session is None:
             return
         if self.session.nothing_tested:
@@ -333,12 +334,13 @@ class HilrigLibrary:
         raise AssertionError(summary)
 
 
-def _log_case(result: CaseResult) -> None:
-    """The case in log.html: key metrics, thresholds, per-second plot (hostlib.reports)."""
+def _log_case(result: CaseResult, evidence_dir: Path | None) -> None:
+    """The case in log.html: key metrics, thresholds, per-second plot, an RF case's plots
+    and its SigMF recording (in the run's `evidence_dir`) (hostlib.reports)."""
     from ..reports import case_log_html
 
     try:
-        logger.info(case_log_html(result), html=True)
+        logger.info(case_log_html(result, evidence_dir=evidence_dir), html=True)
     except Exception as exc:  # noqa: BLE001  the log's view of a case never changes its verdict
         logger.warn(f"hilrig: the case's HTML view failed ({type(exc).__name__}: {exc}); "
                     f"the result is in the evidence file")

@@ -11,6 +11,7 @@
 #include "hilrig/rf/channel.hpp"
 #include "hilrig/rf/modulation.hpp"
 #include "hilrig/rf/signal.hpp"
+#include "hilrig/rf/spectrum.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
 
 namespace py = pybind11;
@@ -86,6 +87,27 @@ void hilrig_bind_rf(py::module_& m) {
       py::arg("x"), py::arg("fs_hz"), py::arg("aside_hz") = std::vector<double>{},
       "The figures of a capture holding one dominant tone (the fields of hostlib.reference.rf.ToneAnalysis), "
       "by the reference's algorithm with FFTW (docs/rf.md).");
+
+  m.def(
+      "rf_spectrum",
+      [](const CArray& x, std::size_t size) {
+        auto s = samples(x);
+        hilrig::rf::AveragedSpectrum a;
+        {
+          py::gil_scoped_release release;
+          a = hilrig::rf::averaged_spectrum(s, size);
+        }
+        py::array_t<double> power(py::ssize_t(a.power.size()));
+        std::copy(a.power.begin(), a.power.end(), power.mutable_data());
+        py::dict d;
+        d["power"] = power;
+        d["segments"] = a.segments;
+        d["enbw_bins"] = a.enbw_bins;
+        return d;
+      },
+      py::arg("x"), py::arg("size"),
+      "Welch's averaged spectrum of x: {power (float64 per bin, FFT order; a tone centred on a bin reads A^2), "
+      "segments, enbw_bins}: segments of `size` samples, 4-term Blackman-Harris, 50 % overlap (docs/rf.md).");
 
   py::class_<hilrig::rf::Channel>(m, "RfChannel",
                                   "The core's RF channel: hostlib.reference.rf.Channel's impairments, in its order; "

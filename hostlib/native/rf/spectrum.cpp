@@ -54,4 +54,27 @@ std::vector<double> PowerSpectrum::operator()(std::span<const std::complex<doubl
   return p;
 }
 
+AveragedSpectrum averaged_spectrum(std::span<const std::complex<double>> x, std::size_t size) {
+  if (size == 0 || size > x.size()) throw std::invalid_argument("averaged_spectrum: segment size 0 or above the capture's");
+  double sum = 0, sum_sq = 0;
+  for (double v : blackman_harris(size)) {
+    sum += v;
+    sum_sq += v * v;
+  }
+  PowerSpectrum spectrum_of(size);   // |FFT(x*w)|^2 / sum(w^2)
+  AveragedSpectrum out;
+  out.power.assign(size, 0.0);
+  const std::size_t hop = size / 2 > 0 ? size / 2 : 1;
+  for (std::size_t start = 0; start + size <= x.size(); start += hop) {
+    const auto p = spectrum_of(x.subspan(start, size));
+    for (std::size_t k = 0; k < size; ++k) out.power[k] += p[k];
+    ++out.segments;
+  }
+  // Each segment's bins are |FFT|^2 / sum(w^2); a tone's bin is A^2 sum(w)^2 before that.
+  const double to_tone = sum_sq / (sum * sum) / double(out.segments);
+  for (double& v : out.power) v *= to_tone;
+  out.enbw_bins = double(size) * sum_sq / (sum * sum);
+  return out;
+}
+
 }  // namespace hilrig::rf

@@ -1,5 +1,6 @@
 // The windowed power spectrum the tone analyzer reads: a 4-term Blackman-Harris window
-// (sidelobes -92 dB, main lobe +-4 bins) and an FFTW transform of one fixed size.
+// (sidelobes -92 dB, main lobe +-4 bins) and an FFTW transform of one fixed size; and the
+// averaged spectrum a report plots of a whole capture (Welch's method over that window).
 #pragma once
 #include <complex>
 #include <span>
@@ -31,5 +32,18 @@ class PowerSpectrum {
   std::complex<double>* out_ = nullptr;
   fftw_plan_s* plan_ = nullptr;
 };
+
+// Welch's averaged spectrum of x: segments of `size` samples (size <= x.size()) at a hop
+// of size/2 (50 % overlap), each windowed by the 4-term Blackman-Harris window, their
+// powers averaged per bin. Normalised by the window's coherent gain: a tone of amplitude A
+// centred on a bin reads A^2 there (off centre up to 0.83 dB less: the window's
+// scalloping), and white noise of variance s reads s * enbw_bins / size per bin.
+struct AveragedSpectrum {
+  std::vector<double> power;   // per bin, FFT order (bin k at k*fs/size, k >= size/2 negative)
+  std::size_t segments = 0;    // how many were averaged
+  double enbw_bins = 0;        // the window's equivalent noise bandwidth, in bins (2.004)
+};
+
+AveragedSpectrum averaged_spectrum(std::span<const std::complex<double>> x, std::size_t size);
 
 }  // namespace hilrig::rf

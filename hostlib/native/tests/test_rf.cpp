@@ -20,6 +20,7 @@
 #include "hilrig/rf/capture.hpp"
 #include "hilrig/rf/gaussian.hpp"
 #include "hilrig/rf/signal.hpp"
+#include "hilrig/rf/spectrum.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
 
 namespace {
@@ -227,6 +228,27 @@ TEST(RfChannel, WithoutNoiseIsTheModelsFormulaSampleBySample) {
     const cd want = iq + cd{0.001, -0.002};
     EXPECT_NEAR(std::abs(y[n] - want), 0.0, 1e-12) << n;
   }
+}
+
+// The report's averaged spectrum: a tone centred on a bin reads its power, white noise
+// reads its variance times the window's noise bandwidth over the segment size.
+TEST(RfSpectrum, AveragedSpectrumReadsATonesPowerAndTheNoisePerBin) {
+  constexpr std::size_t kSize = 2048, kN = 1 << 16;
+  const double fs = 1e6, f = 100.0 * fs / double(kSize);  // bin 100 exactly
+  const auto clean = hilrig::rf::averaged_spectrum(tone(kN, f, fs, 0.5), kSize);
+  EXPECT_EQ(clean.segments, (kN - kSize) / (kSize / 2) + 1);
+  EXPECT_NEAR(clean.enbw_bins, 2.004, 0.001);
+  EXPECT_NEAR(10 * std::log10(clean.power[100]), 10 * std::log10(0.25), 1e-9);
+  Channel ch;
+  ch.snr_db = 20;
+  ch.seed = 3;
+  const auto noisy = hilrig::rf::averaged_spectrum(ch.apply(tone(kN, f, fs, 0.5), fs), kSize);
+  double floor = 0;
+  std::size_t bins = 0;
+  for (std::size_t k = 200; k < 1800; ++k) floor += noisy.power[k], ++bins;
+  const double want = 0.25 / 100 * noisy.enbw_bins / double(kSize);
+  EXPECT_NEAR(10 * std::log10(floor / double(bins)), 10 * std::log10(want), 0.1);
+  EXPECT_THROW(hilrig::rf::averaged_spectrum(tone(100, f, fs), kSize), std::invalid_argument);
 }
 
 // The simulator's source (pattern "signal"): the shared multitone capture from the core's
