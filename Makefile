@@ -111,6 +111,11 @@ bench: build
 # Soak (not in make test): 10 minutes at 80 % of the simulator's zero-loss rate (2 s
 # ladder, confirmed over 2 x 20 s) over UDP and shm; RSS and open fds must stay flat,
 # loss 0; one table. `SOAK_S=60 make soak` is the short mode.
+# The DSL fuzz tests at ten times make test's examples (HILRIG_FUZZ_SCALE).
+.PHONY: fuzz
+fuzz: venv
+	HILRIG_FUZZ_SCALE=$${HILRIG_FUZZ_SCALE:-10} $(PY) -m pytest -q -p no:cacheprovider hostlib/tests/test_fuzz_yaml.py
+
 .PHONY: soak
 soak: build
 	$(PY) -m hostlib.bench.soak
@@ -137,7 +142,7 @@ lint: venv
 	@! git grep -n -E '^(<<<<<<<|>>>>>>>) ' -- . || { echo "merge conflict markers above"; exit 1; }
 
 test-native: test-gr-blocks
-	cd $(BUILD) && ctest --output-on-failure --no-tests=error  # no gtests found is a failure
+	cd $(BUILD) && ctest -j2 --output-on-failure --no-tests=error  # no gtests found is a failure
 
 test-gr-blocks:
 	cd $(GR_BUILD) && ctest --output-on-failure --no-tests=error  # gr-hilrig QA + GRC load test

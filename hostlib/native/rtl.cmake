@@ -38,6 +38,8 @@ set(HILRIG_RTL_PARAMS -GCHANNELS=1 -GSAMPLE_FORMAT=1 -GSAMPLES_PER_FRAME=248 -GS
     -GRX_FIFO_ADDR_BITS=9 -GTX_FIFO_ADDR_BITS=9)
 add_library(hilrig_rtl STATIC rtl/loopback_rtl.cpp)
 # Verilator's own headers and generated code are not -Wextra clean.
+# Verilator's generated files are compiled one by one, as Verilator lays them out.
+set_target_properties(hilrig_rtl PROPERTIES UNITY_BUILD OFF)
 target_compile_options(hilrig_rtl PRIVATE -Wno-unused-parameter)
 target_link_libraries(hilrig_rtl PUBLIC hilrig::core)
 target_compile_definitions(hilrig_rtl PRIVATE

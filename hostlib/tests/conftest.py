@@ -128,3 +128,14 @@ def thin_robot_suite(directory: Path) -> Path:
     path = directory / SUITE_FILE
     path.write_text(suite_text([]))
     return path
+
+
+# The files that take longest go first: with `--dist loadfile` a worker takes a file at a
+# time in collection order, so a long file collected late runs alone at the end while
+# the other worker idles (the wheel build of test_packaging is minutes on a fresh clone).
+LONGEST_FIRST = ("test_packaging.py", "test_frontends.py", "test_lab.py", "test_influx.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))   # stable: the rest keep their order

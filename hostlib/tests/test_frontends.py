@@ -296,31 +296,41 @@ def test_pytest_nothing_tested_fails(lab):
 
 
 def test_pytest_and_robot_write_the_same_outbox_lines_for_the_smoke_cases(tmp_path, monkeypatch):
-    """`pytest testcases/ -k smoke` and `robot --variable TAG:smoke testcases/` on the sim rig."""
+    """`pytest testcases/ -k smoke` and `robot --variable TAG:smoke testcases/` on the sim rig,
+    side by side: each with its own outbox and lock directory (its own simulator)."""
     from line_protocol_parser import parse_line
 
     monkeypatch.chdir(tmp_path)
-    rig = tmp_path / "sim.yaml"
-    rig.write_text((REPO / "rigs" / "sim.yaml").read_text().replace("results/outbox", "out/outbox"))
+    rigs = {}
+    for frontend in ("pytest", "robot"):
+        rigs[frontend] = tmp_path / f"sim-{frontend}.yaml"
+        rigs[frontend].write_text((REPO / "rigs" / "sim.yaml").read_text().replace("results/outbox",
+                                                                                    f"{frontend}/outbox"))
 
     def shape(lines):  # what must agree: which rows, their tags, their field names (values are measured)
         rows = [parse_line(line) for line in lines]
         return sorted((r["measurement"], tuple(sorted((k, v) for k, v in r["tags"].items() if k != "verdict")),
                        tuple(sorted(r["fields"]))) for r in rows if r["measurement"] != "hilrig_series")
 
-    py = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
-                         "--rig", str(rig), str(REPO / "testcases"), "-k", "smoke"],
-                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    env = {**os.environ, "HILRIG_LOCK_DIR": str(tmp_path / "pytest-locks")}
+    py = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=", "-q",
+                           "--rig", str(rigs["pytest"]), str(REPO / "testcases"), "-k", "smoke"],
+                          cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        import robot
+
+        rc = robot.run(str(REPO / "testcases"), outputdir=str(tmp_path / "robot-out"),
+                       variable=[f"RIG:{rigs['robot']}", "TAG:smoke"],
+                       stdout=io.StringIO(), stderr=io.StringIO(), log="NONE", report="NONE")
+        py_out, _ = py.communicate(timeout=300)
+    finally:
+        if py.poll() is None:
+            py.kill()
     # The verdicts are the simulator's business (a loaded 2-core host may FAIL a threshold);
     # what must agree is which rows were written and how.
-    assert py.returncode in (0, 1) and " passed" in py.stdout, py.stdout
-    py_lines = next((tmp_path / "out" / "outbox").glob("*.lp")).read_text().splitlines()
-    shutil.rmtree(tmp_path / "out")
-    import robot
-
-    rc = robot.run(str(REPO / "testcases"), outputdir=str(tmp_path / "robot"), variable=[f"RIG:{rig}", "TAG:smoke"],
-                   stdout=io.StringIO(), stderr=io.StringIO(), log="NONE", report="NONE")
+    assert py.returncode in (0, 1) and " passed" in py_out, py_out
     assert 0 <= rc < 6
-    robot_lines = next((tmp_path / "out" / "outbox").glob("*.lp")).read_text().splitlines()
+    py_lines = next((tmp_path / "pytest" / "outbox").glob("*.lp")).read_text().splitlines()
+    robot_lines = next((tmp_path / "robot" / "outbox").glob("*.lp")).read_text().splitlines()
     assert shape(py_lines) == shape(robot_lines)
     assert len([l for l in py_lines if l.startswith("hilrig_case,")]) >= 6

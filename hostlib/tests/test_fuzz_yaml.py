@@ -30,7 +30,11 @@ from hostlib.rig import load_rig  # noqa: E402
 
 from .conftest import REPO  # noqa: E402
 
-MAX_EXAMPLES = {"case_tree": 900, "case_bytes": 700, "rig_tree": 300, "rig_bytes": 300}   # 2200 per run
+# 1100 examples per `make test` (hypothesis draws new ones every run); `make fuzz` runs
+# HILRIG_FUZZ_SCALE (default 10) times as many.
+_SCALE = float(os.environ.get("HILRIG_FUZZ_SCALE", "1"))
+MAX_EXAMPLES = {kind: max(1, int(n * _SCALE)) for kind, n in
+                {"case_tree": 450, "case_bytes": 350, "rig_tree": 150, "rig_bytes": 150}.items()}
 def fuzz(kind: str) -> settings:
     return settings(max_examples=MAX_EXAMPLES[kind], deadline=None, database=None,
                     suppress_health_check=list(HealthCheck))
