@@ -20,12 +20,12 @@ from pathlib import Path
 
 from ..counters import Snapshot, TcpInfo, counter, measured
 from ..dsl.case import LEGS, Case
-from ..link.models import study_rows
 from ..link.report import data_side
 from ..metrics import HOST_LIMITED_ALL_CPUS_PERCENT, HOST_LIMITED_RX_THREAD_PERCENT
 from ..results.schema import BlockCount, StudyRow
 from ..transports import stream_config, stream_defaults
 from ..transports.config import Direction, UdpTransport
+from .study import study_rows
 
 # The simulator's own record of what it injected (sim stats), reported as metrics.
 INJECTED_KEYS = ("injected_drop_frames", "injected_corrupt_samples", "injected_duplicate_frames",

@@ -9,13 +9,13 @@ import pytest
 from rich.console import Console
 
 from hostlib._exceptions import ConfigError
+from hostlib.engine.study import study_rows
 from hostlib.link.models import (
     LAB_FIGURES,
     cubic_bps,
     lab_figure,
     mathis_bps,
     paced_received_ratio,
-    study_rows,
     tcp_window_bytes,
     window_limited_bps,
     wire_time_s,
