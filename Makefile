@@ -131,7 +131,22 @@ robot-suite: venv
 	$(PY) -m hostlib.robot.suite testcases/
 
 # The result-shipping tests need both InfluxDB servers; `make run` does not.
-test: build influxdb lint test-native test-python test-robot test-firmware
+test: build influxdb lint test-native test-python test-robot-and-firmware
+
+# The Robot suite and the firmware tests side by side: Robot's real-time cases use about a
+# quarter of two cores, the firmware's simulator builds, synthesis and place-and-route are
+# CPU work that yields to them (nice 19; the cases hold on a busy host anyway). The
+# firmware's output is printed after Robot's, whole; either failing fails the target.
+.PHONY: test-robot-and-firmware
+test-robot-and-firmware:
+	@mkdir -p $(BUILD)
+	@nice -n 19 $(MAKE) --no-print-directory test-firmware > $(BUILD)/test-firmware.log 2>&1 & firmware=$$!; \
+	$(MAKE) --no-print-directory test-robot; robot_rc=$$?; \
+	wait $$firmware; firmware_rc=$$?; \
+	echo "--- make test-firmware (ran beside Robot; also in $(BUILD)/test-firmware.log)"; \
+	cat $(BUILD)/test-firmware.log; \
+	if [ $$robot_rc != 0 ] || [ $$firmware_rc != 0 ]; then \
+		echo "robot exit $$robot_rc, firmware exit $$firmware_rc" >&2; exit 1; fi
 
 # ruff + mypy (configured in pyproject.toml): zero findings on hostlib/ product code.
 .PHONY: lint
@@ -154,14 +169,14 @@ test-gr-blocks:
 # (pytest exits 5).
 PYTEST_WORKERS ?= 2
 test-python:
-	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) --dist loadfile -m "not serial" hostlib/tests
+	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) --dist loadfile --durations=15 -m "not serial" hostlib/tests
 	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -p no:xdist -m serial hostlib/tests
 
 # RTL (firmware/): cocotb on Icarus and Verilator, Verilator lint, yosys iCE40 synthesis with
 # cell budgets, nextpnr-ice40 place and route (fmax printed), the packetizer BMC (yosys-smtbmc, z3).
 # A testbench file per worker: each simulator run builds in its own directory.
 test-firmware: venv
-	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile firmware/tb firmware/tests
+	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=10 firmware/tb firmware/tests
 	@$(PY) firmware/synth/flow.py --summary
 
 # The shipped suite on the simulator rig, less the UDP reference sweeps (benchmarks

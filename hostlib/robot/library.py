@@ -50,7 +50,7 @@ from ..reports.tables import KEY_METRICS
 from ..results.record import CaseResult, Verdict
 from ..results.verdict import format_metric, message_line
 from ..selection import Selection, case_tags
-from .suite import PLACEHOLDER_TAG, REGENERATE, RUN_KEYWORD, SUITE_FILE
+from .suite import PLACEHOLDER_TAG, REGENERATE, RUN_KEYWORD, SUITE_FILE, listed_names
 
 if TYPE_CHECKING:
     from ..session import RunSession
@@ -250,7 +250,9 @@ class HilrigLibrary:
                 bind_case(test, case)
             keep.append(test)
         suite.tests = keep
-        unlisted = [c for c in cases if c.test_name not in {t.name for t in listed}]
+        # Against the file, not the tests Robot kept: a case its --exclude left out is listed.
+        in_file = listed_names(Path(suite.source)) if suite.source else {t.name for t in listed}
+        unlisted = [c for c in cases if c.test_name not in in_file]
         if placeholder:
             for case in selection.apply(unlisted):
                 add_case_test(suite, case)

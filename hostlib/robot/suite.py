@@ -24,7 +24,7 @@ from pathlib import Path
 from ..dsl.case import Case
 from ..selection import case_tags
 
-__all__ = ["PLACEHOLDER_NAME", "PLACEHOLDER_TAG", "RUN_KEYWORD", "SUITE_FILE", "check_suite", "listable", "suite_text"]
+__all__ = ["PLACEHOLDER_NAME", "PLACEHOLDER_TAG", "RUN_KEYWORD", "SUITE_FILE", "check_suite", "listable", "listed_names", "suite_text"]
 
 SUITE_FILE = "hilrig.robot"
 PLACEHOLDER_NAME = "Hilrig Cases"
@@ -76,6 +76,15 @@ def suite_text(cases: Sequence[Case]) -> str:
         tags = "    ".join(case_tags(case))
         parts.append(f"\n{case.test_name}\n    [Tags]    {tags}\n    {RUN_KEYWORD}\n")
     return "".join(parts)
+
+
+def listed_names(path: Path) -> set[str]:
+    """The test names a suite file lists (whatever Robot's --include/--exclude kept of them)."""
+    from robot.api import get_model
+    from robot.parsing.model.blocks import TestCaseSection
+
+    return {test.name for section in get_model(str(path)).sections if isinstance(section, TestCaseSection)
+            for test in section.body if getattr(test, "name", None)}
 
 
 def check_suite(directory: Path) -> str | None:
