@@ -24,7 +24,8 @@ from pathlib import Path
 from ..dsl.case import Case
 from ..selection import case_tags
 
-__all__ = ["PLACEHOLDER_NAME", "PLACEHOLDER_TAG", "RUN_KEYWORD", "SUITE_FILE", "check_suite", "listable", "listed_names", "suite_text"]
+__all__ = ["PLACEHOLDER_NAME", "PLACEHOLDER_TAG", "RUN_KEYWORD", "SUITE_FILE", "check_suite", "listable",
+           "listed_names", "suite_text"]
 
 SUITE_FILE = "hilrig.robot"
 PLACEHOLDER_NAME = "Hilrig Cases"
