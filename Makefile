@@ -14,7 +14,7 @@ APT_PACKAGES := build-essential cmake ninja-build git python3-venv python3-dev \
 	pybind11-dev nlohmann-json3-dev libgtest-dev iperf3 procps influxdb \
 	libuhd-dev uhd-host python3-uhd libsoapysdr-dev soapysdr-tools python3-soapysdr gnuradio gnuradio-dev \
 	pkg-config libusb-1.0-0-dev umockdev libumockdev-dev gir1.2-umockdev-1.0 chromium python3-matplotlib \
-	verilator iverilog yosys z3 nextpnr-ice40 fpga-icestorm
+	verilator iverilog yosys nextpnr-ice40 fpga-icestorm ccache
 # make bench: SoapyRemote serving driver=hilrig (a private dbus-daemon lets SoapySDRServer run
 # without avahi; hostlib/bench/soapyremote.py), its client checks samples with numpy.
 APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-numpy
@@ -77,8 +77,17 @@ influxdb: deps $(INFLUXD_18)
 	@if command -v systemctl >/dev/null 2>&1 && systemctl is-enabled influxdb >/dev/null 2>&1; then \
 		systemctl disable --now influxdb || true; fi
 
+# ccache (hostlib/native/CMakeLists.txt) keeps its cache in the tree, with paths taken
+# relative to it; the core is compiled with the compiler Python's sysconfig names, as a
+# `pip install .` (scikit-build-core) does, so that the wheel test's build reuses these
+# objects (ccache hashes the compiler's name).
+export CCACHE_DIR := $(CURDIR)/$(BUILD)/ccache
+export CCACHE_BASEDIR := $(CURDIR)
+SYSCONFIG_CXX = $$($(PYTHON_SYS) -c 'import sysconfig; print(sysconfig.get_config_var("CXX") or "c++")')
+
 build: deps venv
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON_SYS) >/dev/null
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE=$(PYTHON_SYS) \
+		-DCMAKE_CXX_COMPILER="$(SYSCONFIG_CXX)" >/dev/null
 	cmake --build $(BUILD) -j2
 	$(MAKE) --no-print-directory gr-blocks
 
@@ -173,7 +182,7 @@ test-python:
 	HILRIG_REQUIRE_DEVICES=1 $(PY) -m pytest -q -rs -p no:xdist -m serial hostlib/tests
 
 # RTL (firmware/): cocotb on Icarus and Verilator, Verilator lint, yosys iCE40 synthesis with
-# cell budgets, nextpnr-ice40 place and route (fmax printed), the packetizer BMC (yosys-smtbmc, z3).
+# cell budgets, nextpnr-ice40 place and route (fmax printed), the packetizer BMC (yosys-smtbmc, Yices 2 from PyPI).
 # A testbench file per worker: each simulator run builds in its own directory.
 test-firmware: venv
 	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(PYTEST_WORKERS) --dist loadfile --durations=10 firmware/tb firmware/tests

@@ -157,7 +157,9 @@ def run_cocotb(simulator, module_file, toplevel, sources, parameters=None, build
     kwargs = {}
     if simulator == "verilator":
         kwargs["compile_args"] = ["-Wno-fatal", "-O2"]
-        kwargs["make_args"] = ["-j2"]
+        # Verilator's runtime (verilated*.cpp) is the same object for every testbench: ccache
+        # compiles it once per build tree instead of once per testbench.
+        kwargs["make_args"] = ["-j2", "OBJCACHE=ccache", f"CCACHE_DIR={REPO / 'build' / 'ccache'}"]
     run(simulator=simulator, verilog_sources=[str((RTL / s).resolve()) for s in sources],
         toplevel=toplevel, module=Path(module_file).stem, python_search=[str(tb_dir), str(FIRMWARE / "tb"), str(REPO)],
         timescale="1ns/1ps", includes=[str(RTL)], sim_build=str(build), parameters=parameters or {}, extra_env=env,

@@ -2,7 +2,8 @@
 (scikit-build-core driving the project's CMake) carries _native, hilrig-sim and the
 default rig, and hostlib finds them relative to itself, never to a checkout.
 
-Slow (a CMake build of the core into build/wheel/, incremental after the first run)."""
+Slow (a CMake build of the core into build-wheel/, incremental after the first run,
+and from ccache after `make build`)."""
 from __future__ import annotations
 
 import os
