@@ -40,6 +40,72 @@ std::array<cd, 3> solve3(std::array<std::array<cd, 3>, 3> g, std::array<cd, 3> r
   return a;
 }
 
+// exp(-j*omega*t) for t = m*block + r as anchor[m] * fine[r], each factor an exact polar
+// (a few ulps at any t, as Phasors; the block fixed so the loops over r vectorise).
+struct BlockPhasors {
+  std::size_t block;
+  std::vector<double> fine_re, fine_im;
+  BlockPhasors(std::size_t block_size, double omega) : block(block_size), fine_re(block_size), fine_im(block_size) {
+    for (std::size_t r = 0; r < block; ++r) {
+      const cd e = std::polar(1.0, -omega * double(r));
+      fine_re[r] = e.real(), fine_im[r] = e.imag();
+    }
+  }
+};
+
+// The fine search's objective |sum_t xc[t] exp(-j(omega0 + delta) t)| for |delta| within a
+// bin or so, from one pass over the capture: y = xc * exp(-j omega0 t) summed per block of
+// D samples as moments S_p[m] = sum_r y[mD + r] (r - c)^p, p < 4 (c the block's centre);
+// then sum_r y exp(-j delta (r - c)) = sum_p (-j delta)^p / p! S_p[m] to within
+// (delta D / 2)^4 / 24 <= 1e-17 relative, and each evaluation costs n/D terms, not n.
+class FineSearch {
+ public:
+  static constexpr int kMoments = 4;
+  FineSearch(std::span<const cd> x, cd mean, double omega0, double delta_max) {
+    const std::size_t n = x.size();
+    // (delta_max * D / 2)^4 / 24 <= 1e-17
+    const double d = 2 * std::pow(24e-17, 0.25) / delta_max;
+    block_ = std::max<std::size_t>(1, std::min<std::size_t>(n, std::size_t(d)));
+    const std::size_t blocks = (n + block_ - 1) / block_;
+    centre_ = double(block_ - 1) / 2;
+    const BlockPhasors fine(block_, omega0);
+    std::vector<double> pw[kMoments];  // (r - c)^p
+    for (auto& v : pw) v.resize(block_);
+    for (std::size_t r = 0; r < block_; ++r) {
+      const double u = double(r) - centre_;
+      pw[0][r] = 1, pw[1][r] = u, pw[2][r] = u * u, pw[3][r] = u * u * u;
+    }
+    for (auto& s : s_) s.resize(blocks);
+    const double mr = mean.real(), mi = mean.imag();
+    for (std::size_t m = 0; m < blocks; ++m) {
+      const std::size_t t0 = m * block_, count = std::min(block_, n - t0);
+      const cd a = std::polar(1.0, -omega0 * double(t0));
+      const double ar = a.real(), ai = a.imag();
+      double acc_re[kMoments] = {}, acc_im[kMoments] = {};
+      const double* xs = reinterpret_cast<const double*>(x.data() + t0);
+      for (std::size_t r = 0; r < count; ++r) {
+        const double er = ar * fine.fine_re[r] - ai * fine.fine_im[r], ei = ar * fine.fine_im[r] + ai * fine.fine_re[r];
+        const double vr = xs[2 * r] - mr, vi = xs[2 * r + 1] - mi;
+        const double yr = vr * er - vi * ei, yi = vr * ei + vi * er;
+        for (int p = 0; p < kMoments; ++p) acc_re[p] += yr * pw[p][r], acc_im[p] += yi * pw[p][r];
+      }
+      for (int p = 0; p < kMoments; ++p) s_[p][m] = {acc_re[p], acc_im[p]};
+    }
+    q_.resize(blocks);
+  }
+  // |sum_t xc[t] exp(-j(omega0 + delta) t)|
+  double operator()(double delta) {
+    const cd c1{0, -delta}, c2 = c1 * c1 / 2.0, c3 = c2 * c1 / 3.0;
+    for (std::size_t m = 0; m < q_.size(); ++m) q_[m] = s_[0][m] + c1 * s_[1][m] + c2 * s_[2][m] + c3 * s_[3][m];
+    return std::abs(Phasors(q_.size(), delta * double(block_)).dtft(q_));
+  }
+
+ private:
+  std::size_t block_ = 1;
+  double centre_ = 0;
+  std::vector<cd> s_[kMoments], q_;
+};
+
 }  // namespace
 
 ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
@@ -58,42 +124,85 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
   auto bin_of = [&](double om) { return wrap(static_cast<long long>(std::nearbyint(om / step))); };
 
   PowerSpectrum spectrum_of(n);
+  const double* w = spectrum_of.window();
+  cd* buf = spectrum_of.input();
   // 1. coarse: the largest Blackman-Harris bin outside DC's lobe.
-  std::vector<double> coarse = spectrum_of(x);
-  for (long long b : lobe(0)) coarse[std::size_t(b)] = 0;
-  const long long peak = std::max_element(coarse.begin(), coarse.end()) - coarse.begin();
+  for (std::size_t t = 0; t < n; ++t) buf[t] = x[t] * w[t];
+  spectrum_of.execute();
+  long long peak = 0;
+  {
+    std::vector<char> dc_lobe(n, 0);
+    for (long long b : lobe(0)) dc_lobe[std::size_t(b)] = 1;
+    double best = -1;
+    for (std::size_t b = 0; b < n; ++b) {
+      const double p = dc_lobe[b] ? 0.0 : spectrum_of.power(b);
+      if (p > best) best = p, peak = static_cast<long long>(b);  // the first of equals, as max_element
+    }
+  }
   const double omega0 = step * double(peak < ni / 2 ? peak : peak - ni);
 
-  // 2. fine: the rectangular periodogram's maximum within 0.75 bin (ML in white noise).
+  // 2. fine: the rectangular periodogram's maximum within 0.75 bin (ML in white noise),
+  // evaluated from the capture's block moments about omega0 (FineSearch).
   cd mean = 0;
   for (const cd& v : x) mean += v;
   mean /= double(n);
-  std::vector<cd> xc(x.begin(), x.end());
-  for (cd& v : xc) v -= mean;
-  const double omega = golden_max([&](double om) { return std::abs(Phasors(n, om).dtft(xc)); },
-                                  omega0 - 0.75 * step, omega0 + 0.75 * step, 1e-7 * step);
+  FineSearch periodogram(x, mean, omega0, 0.75 * step);
+  const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
 
   // 3. least-squares fit of tone exp(j w t), image exp(-j w t) and DC (normal equations:
-  // the columns are nearly orthogonal for a tone outside DC's lobe).
-  const std::vector<cd> e = Phasors(n, omega).all(n);  // exp(-j w t)
+  // the columns are nearly orthogonal for a tone outside DC's lobe). e = exp(-j w t) by
+  // block: anchor * fine, so sums over a block are of the fine table's terms.
+  const std::size_t block = 1024;
+  const BlockPhasors fine(block, omega);
   cd s1 = 0, s2 = 0, r0 = 0, r1 = 0, r2 = 0;
-  for (std::size_t t = 0; t < n; ++t) {
-    s1 += e[t];
-    s2 += e[t] * e[t];
-    r0 += x[t] * e[t];
-    r1 += x[t] * std::conj(e[t]);
-    r2 += x[t];
+  for (std::size_t t0 = 0; t0 < n; t0 += block) {
+    const std::size_t count = std::min(block, n - t0);
+    const cd a = std::polar(1.0, -omega * double(t0));
+    const double* xs = reinterpret_cast<const double*>(x.data() + t0);
+    double f1r = 0, f1i = 0, f2r = 0, f2i = 0, p0r = 0, p0i = 0, p1r = 0, p1i = 0, p2r = 0, p2i = 0;
+    for (std::size_t r = 0; r < count; ++r) {
+      const double fr = fine.fine_re[r], fi = fine.fine_im[r], xr = xs[2 * r], xi = xs[2 * r + 1];
+      f1r += fr, f1i += fi;
+      f2r += fr * fr - fi * fi, f2i += 2 * fr * fi;
+      p0r += xr * fr - xi * fi, p0i += xr * fi + xi * fr;  // x * f
+      p1r += xr * fr + xi * fi, p1i += xi * fr - xr * fi;  // x * conj(f)
+      p2r += xr, p2i += xi;
+    }
+    s1 += a * cd{f1r, f1i};
+    s2 += a * a * cd{f2r, f2i};
+    r0 += a * cd{p0r, p0i};
+    r1 += std::conj(a) * cd{p1r, p1i};
+    r2 += cd{p2r, p2i};
   }
   const cd nn = double(n);
   // G[i][j] = sum conj(b_i) b_j for b = (exp(jwt), exp(-jwt), 1)
   const std::array<std::array<cd, 3>, 3> gram{{{nn, s2, s1}, {std::conj(s2), nn, std::conj(s1)},
                                                {std::conj(s1), s1, nn}}};
   const auto [a_tone, a_image, a_dc] = solve3(gram, {r0, r1, r2});
-  std::vector<cd> residual(n);
-  for (std::size_t t = 0; t < n; ++t) residual[t] = x[t] - (a_tone * std::conj(e[t]) + a_image * e[t] + a_dc);
 
   // 4. the residual's spectrum: noise outside every lobe; components as lobe less noise.
-  const std::vector<double> spectrum = spectrum_of(residual);
+  // The residual x - (a_tone conj(e) + a_image e + a_dc), windowed, straight into the
+  // transform's buffer.
+  for (std::size_t t0 = 0; t0 < n; t0 += block) {
+    const std::size_t count = std::min(block, n - t0);
+    const cd a = std::polar(1.0, -omega * double(t0));
+    const cd ti = a_tone * std::conj(a), im = a_image * a;  // the block's factors
+    const double tr_ = ti.real(), ti_ = ti.imag(), ir_ = im.real(), ii_ = im.imag();
+    const double dr = a_dc.real(), di = a_dc.imag();
+    const double* xs = reinterpret_cast<const double*>(x.data() + t0);
+    double* out = reinterpret_cast<double*>(buf + t0);
+    const double* wt = w + t0;
+    for (std::size_t r = 0; r < count; ++r) {
+      const double fr = fine.fine_re[r], fi = fine.fine_im[r];
+      // ti * conj(f) + im * f + dc
+      const double mr = tr_ * fr + ti_ * fi + ir_ * fr - ii_ * fi + dr;
+      const double mi = ti_ * fr - tr_ * fi + ir_ * fi + ii_ * fr + di;
+      out[2 * r] = (xs[2 * r] - mr) * wt[r];
+      out[2 * r + 1] = (xs[2 * r + 1] - mi) * wt[r];
+    }
+  }
+  spectrum_of.execute();
+  auto spectrum = [&](long long b) { return spectrum_of.power(std::size_t(b)); };
   std::vector<char> aside(n, 0);
   std::vector<std::array<long long, 2 * kLobeBins + 1>> harmonic_lobes;
   for (int k : kHarmonics)
@@ -104,23 +213,25 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
     for (long long b : lobe(c)) aside[std::size_t(b)] = 1;
   for (double f : aside_hz)
     for (long long b : lobe(bin_of(2 * std::numbers::pi * f / fs_hz))) aside[std::size_t(b)] = 1;
-  double noise_sum = 0, total_sum = 0;
+  double noise_sum = 0, total_sum = 0, largest_power = -1;
   std::size_t noise_bins = 0;
+  long long largest = 0;
   for (std::size_t b = 0; b < n; ++b) {
-    total_sum += spectrum[b];
-    if (!aside[b]) noise_sum += spectrum[b], ++noise_bins;
+    const double p = spectrum_of.power(b);
+    total_sum += p;
+    if (!aside[b]) noise_sum += p, ++noise_bins;
+    if (p > largest_power) largest_power = p, largest = static_cast<long long>(b);
   }
   const double noise_var = noise_sum / double(noise_bins);
   auto power_in = [&](const std::array<long long, 2 * kLobeBins + 1>& bins) {
     double sum = 0;
-    for (long long b : bins) sum += spectrum[std::size_t(b)];
+    for (long long b : bins) sum += spectrum(b);
     return std::max(sum / double(n) - noise_var * double(bins.size()) / double(n), 0.0);
   };
 
   const double tone_power = std::norm(a_tone), image_power = std::norm(a_image);
   double harmonic_power = 0;
   for (const auto& l : harmonic_lobes) harmonic_power += power_in(l);
-  const long long largest = std::max_element(spectrum.begin(), spectrum.end()) - spectrum.begin();
   const double spur_power = std::max(image_power, power_in(lobe(largest)));
   const cd r = a_image / std::conj(a_tone);  // nu / conj(mu)
   const cd g_e = (1.0 - r) / (1.0 + r);      // g exp(j phi)
