@@ -46,6 +46,7 @@ namespace {
 struct SizeCache {
   std::map<std::size_t, std::shared_ptr<const std::vector<double>>> windows;
   std::map<std::size_t, fftw_plan> plans;  // in place, on fftw_malloc'd (SIMD-aligned) arrays
+  std::multimap<std::size_t, std::complex<double>*> idle;  // buffers of PowerSpectrums gone, by size
 };
 SizeCache& size_cache() {
   static SizeCache c;
@@ -61,7 +62,14 @@ PowerSpectrum::PowerSpectrum(std::size_t n) : n_(n) {
     auto& w = cache.windows[n];
     if (!w) w = std::make_shared<const std::vector<double>>(blackman_harris(n));
     window_ = w;
-    buf_ = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(n));
+    // A buffer of this size that an earlier PowerSpectrum left, else a new one: a capture
+    // analyzed after another of its size takes no page faults (10^7 samples: 160 MB).
+    if (auto it = cache.idle.find(n); it != cache.idle.end()) {
+      buf_ = it->second;
+      cache.idle.erase(it);
+    } else {
+      buf_ = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(n));
+    }
     if (!buf_) throw std::runtime_error("PowerSpectrum: cannot allocate size " + std::to_string(n));
     auto& plan = cache.plans[n];
     // FFTW_ESTIMATE: no timing runs, so the plan (and its rounding) is the same every time;
@@ -78,7 +86,15 @@ PowerSpectrum::PowerSpectrum(std::size_t n) : n_(n) {
   for (double v : *window_) window_power_ += v * v;
 }
 
-PowerSpectrum::~PowerSpectrum() { fftw_free(buf_); }
+PowerSpectrum::~PowerSpectrum() {
+  // Kept for the next PowerSpectrum of this size: one per size, the rest freed.
+  std::lock_guard lock(planner_mutex());
+  auto& idle = size_cache().idle;
+  if (idle.count(n_) == 0)
+    idle.emplace(n_, buf_);
+  else
+    fftw_free(buf_);
+}
 
 void PowerSpectrum::execute() {
   fftw_execute_dft(plan_, reinterpret_cast<fftw_complex*>(buf_), reinterpret_cast<fftw_complex*>(buf_));

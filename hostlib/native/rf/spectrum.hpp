@@ -39,7 +39,7 @@ class PowerSpectrum {
   std::size_t n_;
   std::shared_ptr<const std::vector<double>> window_;  // per size, computed once per process
   double window_power_ = 0;  // sum(w^2)
-  std::complex<double>* buf_ = nullptr;   // fftw_malloc'd, n_; the transform is in place
+  std::complex<double>* buf_ = nullptr;   // fftw_malloc'd, n_, kept per size once done; the transform is in place
   fftw_plan_s* plan_ = nullptr;           // per size, planned once per process (never destroyed)
 };
 

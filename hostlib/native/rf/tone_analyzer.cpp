@@ -126,16 +126,24 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
   PowerSpectrum spectrum_of(n);
   const double* w = spectrum_of.window();
   cd* buf = spectrum_of.input();
-  // 1. coarse: the largest Blackman-Harris bin outside DC's lobe.
-  for (std::size_t t = 0; t < n; ++t) buf[t] = x[t] * w[t];
+  // 1. coarse: the largest Blackman-Harris bin outside DC's lobe (bins -5..5); the mean
+  // (for the fine search) in the same pass.
+  double mean_re = 0, mean_im = 0;
+  {
+    const double* xs = reinterpret_cast<const double*>(x.data());
+    double* in = reinterpret_cast<double*>(buf);
+    for (std::size_t t = 0; t < n; ++t) {
+      mean_re += xs[2 * t], mean_im += xs[2 * t + 1];
+      in[2 * t] = xs[2 * t] * w[t], in[2 * t + 1] = xs[2 * t + 1] * w[t];
+    }
+  }
   spectrum_of.execute();
   long long peak = 0;
   {
-    std::vector<char> dc_lobe(n, 0);
-    for (long long b : lobe(0)) dc_lobe[std::size_t(b)] = 1;
     double best = -1;
     for (std::size_t b = 0; b < n; ++b) {
-      const double p = dc_lobe[b] ? 0.0 : spectrum_of.power(b);
+      const bool dc_lobe = b <= std::size_t(kLobeBins) || b >= n - std::size_t(kLobeBins);
+      const double p = dc_lobe ? 0.0 : spectrum_of.power(b);
       if (p > best) best = p, peak = static_cast<long long>(b);  // the first of equals, as max_element
     }
   }
@@ -143,9 +151,7 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
 
   // 2. fine: the rectangular periodogram's maximum within 0.75 bin (ML in white noise),
   // evaluated from the capture's block moments about omega0 (FineSearch).
-  cd mean = 0;
-  for (const cd& v : x) mean += v;
-  mean /= double(n);
+  const cd mean = cd{mean_re, mean_im} / double(n);
   FineSearch periodogram(x, mean, omega0, 0.75 * step);
   const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
 
