@@ -106,6 +106,100 @@ class FineSearch {
   std::vector<cd> s_[kMoments], q_;
 };
 
+// FFT(w * m)[b] for the fitted model m(t) = a_tone e^(j w t) + a_image e^(-j w t) + a_dc
+// subtracted from buf[b] = FFT(w * x)[b] in place: the residual's windowed transform
+// without transforming the residual. w = sum_k c_k e^(j 2 pi k t / n) (k = -3..3, the
+// Blackman-Harris terms), so FFT(w e^(j 2 pi nu t / n))[b] = sum_k c_k G(nu - b + k) with
+// G(d) = sum_t e^(j 2 pi d t / n) = (1 - e^(j 2 pi d)) / (1 - e^(j 2 pi d / n)); nu (the
+// tone's frequency in bins) is computed once and every d from it, so numerator and
+// denominator agree to the last bits even at d ~ 0 (there, within kNear bins, the
+// denominator is -2j sin(pi d / n) e^(j pi d / n); elsewhere 1 - e^(j 2 pi nu / n) z_m,
+// z_m = e^(-j 2 pi m / n) from exact polars per chunk times a table's).
+void subtract_model(cd* buf, std::size_t n, double omega, cd a_tone, cd a_image, cd a_dc) {
+  constexpr double c[7] = {-0.01168 / 2, 0.14128 / 2, -0.48829 / 2, 0.35875, -0.48829 / 2, 0.14128 / 2, -0.01168 / 2};
+  constexpr long long kNear = 32;
+  constexpr std::size_t kChunk = 1024;
+  const double nd = double(n);
+  const double nu = omega * nd / (2 * std::numbers::pi);  // in bins; the image's is -nu
+  struct Term {
+    double nu;
+    cd a;
+    cd k;   // a * (1 - e^(j 2 pi nu))
+    cd q;   // e^(j 2 pi nu / n)
+    long long near;  // the bin nearest nu, as an integer (not reduced mod n)
+  };
+  auto term = [&](double v, cd a) {
+    const double frac = v - std::nearbyint(v);
+    const cd numerator = cd{0, -2 * std::sin(std::numbers::pi * frac)} * std::polar(1.0, std::numbers::pi * frac);
+    return Term{v, a, a * numerator, std::polar(1.0, 2 * std::numbers::pi * v / nd), static_cast<long long>(std::nearbyint(v))};
+  };
+  const Term terms[2] = {term(nu, a_tone), term(-nu, a_image)};
+  auto h_exact = [&](long long m) {  // sum over both terms of a G(nu - m), m any integer
+    cd h = 0;
+    for (const Term& t : terms) {
+      long long mm = m;  // m's representative nearest the term's bin
+      const long long ni = static_cast<long long>(n);
+      mm += ((t.near - mm) / ni) * ni;
+      while (t.near - mm > ni / 2) mm += ni;
+      while (mm - t.near > ni / 2) mm -= ni;
+      const double d = t.nu - double(mm);
+      if (std::abs(t.near - mm) <= kNear) {
+        const double sd = std::sin(std::numbers::pi * d / nd);
+        if (sd == 0)
+          h += t.a * nd;  // G(0) = n
+        else
+          h += t.k / (cd{0, -2 * sd} * std::polar(1.0, std::numbers::pi * d / nd));
+      } else {
+        h += t.k / (1.0 - t.q * std::polar(1.0, -2 * std::numbers::pi * double(mm) / nd));
+      }
+    }
+    return h;
+  };
+  std::vector<double> fine_re(kChunk + 6), fine_im(kChunk + 6), hr(kChunk + 6), hi(kChunk + 6);
+  for (std::size_t i = 0; i < kChunk + 6; ++i) {
+    const cd e = std::polar(1.0, -2 * std::numbers::pi * double(i) / nd);
+    fine_re[i] = e.real(), fine_im[i] = e.imag();
+  }
+  const long long ni = static_cast<long long>(n);
+  auto mod_n = [ni](long long v) { return ((v % ni) + ni) % ni; };
+  for (std::size_t b0 = 0; b0 < n; b0 += kChunk) {
+    const std::size_t count = std::min(kChunk, n - b0);
+    const long long m0 = static_cast<long long>(b0) - 3;  // hr[i] = H(m0 + i)
+    const std::size_t width = count + 6;
+    const cd anchor = std::polar(1.0, -2 * std::numbers::pi * double(m0) / nd);
+    const double ar = anchor.real(), ai = anchor.imag();
+    for (std::size_t i = 0; i < width; ++i) hr[i] = 0, hi[i] = 0;
+    for (const Term& t : terms) {
+      const double qr = t.q.real(), qi = t.q.imag(), kr = t.k.real(), ki = t.k.imag();
+      for (std::size_t i = 0; i < width; ++i) {
+        const double zr = ar * fine_re[i] - ai * fine_im[i], zi = ar * fine_im[i] + ai * fine_re[i];
+        const double dr = 1 - (qr * zr - qi * zi), di = -(qr * zi + qi * zr);  // 1 - q z
+        const double inv = 1 / (dr * dr + di * di);
+        hr[i] += (kr * dr + ki * di) * inv;  // k / d = k conj(d) / |d|^2
+        hi[i] += (ki * dr - kr * di) * inv;
+      }
+    }
+    // Within kNear bins of either term's bin: the exact form (both terms).
+    for (const Term& t : terms)
+      for (long long m = t.near - kNear - 8; m <= t.near + kNear + 8; ++m) {
+        const long long i = mod_n(m - m0);
+        if (i < static_cast<long long>(width)) {
+          const cd h = h_exact(m0 + i);
+          hr[std::size_t(i)] = h.real(), hi[std::size_t(i)] = h.imag();
+        }
+      }
+    double* out = reinterpret_cast<double*>(buf + b0);
+    for (std::size_t j = 0; j < count; ++j) {  // bin b0 + j: sum_k c_k H(b - k), k = -3..3 -> hr[j + 3 - k]
+      double mr = 0, mi = 0;
+      for (int k = -3; k <= 3; ++k) mr += c[k + 3] * hr[j + std::size_t(3 - k)], mi += c[k + 3] * hi[j + std::size_t(3 - k)];
+      out[2 * j] -= mr;
+      out[2 * j + 1] -= mi;
+    }
+  }
+  // DC: FFT(w a_dc)[b] = a_dc n c_b for b = -3..3.
+  for (int k = -3; k <= 3; ++k) buf[std::size_t(mod_n(k))] -= a_dc * nd * c[k + 3];
+}
+
 }  // namespace
 
 ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
@@ -187,27 +281,9 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
   const auto [a_tone, a_image, a_dc] = solve3(gram, {r0, r1, r2});
 
   // 4. the residual's spectrum: noise outside every lobe; components as lobe less noise.
-  // The residual x - (a_tone conj(e) + a_image e + a_dc), windowed, straight into the
-  // transform's buffer.
-  for (std::size_t t0 = 0; t0 < n; t0 += block) {
-    const std::size_t count = std::min(block, n - t0);
-    const cd a = std::polar(1.0, -omega * double(t0));
-    const cd ti = a_tone * std::conj(a), im = a_image * a;  // the block's factors
-    const double tr_ = ti.real(), ti_ = ti.imag(), ir_ = im.real(), ii_ = im.imag();
-    const double dr = a_dc.real(), di = a_dc.imag();
-    const double* xs = reinterpret_cast<const double*>(x.data() + t0);
-    double* out = reinterpret_cast<double*>(buf + t0);
-    const double* wt = w + t0;
-    for (std::size_t r = 0; r < count; ++r) {
-      const double fr = fine.fine_re[r], fi = fine.fine_im[r];
-      // ti * conj(f) + im * f + dc
-      const double mr = tr_ * fr + ti_ * fi + ir_ * fr - ii_ * fi + dr;
-      const double mi = ti_ * fr - tr_ * fi + ir_ * fi + ii_ * fr + di;
-      out[2 * r] = (xs[2 * r] - mr) * wt[r];
-      out[2 * r + 1] = (xs[2 * r + 1] - mi) * wt[r];
-    }
-  }
-  spectrum_of.execute();
+  // The transform is linear: the residual's is the capture's (still in the buffer) less
+  // the fitted model's, which has a closed form (subtract_model): no second transform.
+  subtract_model(buf, n, omega, a_tone, a_image, a_dc);
   auto spectrum = [&](long long b) { return spectrum_of.power(std::size_t(b)); };
   std::vector<char> aside(n, 0);
   std::vector<std::array<long long, 2 * kLobeBins + 1>> harmonic_lobes;
