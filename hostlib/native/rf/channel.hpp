@@ -39,7 +39,7 @@ struct Channel {
   // y = mu*x + nu*conj(x): I kept, Q' = g(Q cos(phi) - I sin(phi)).
   std::pair<cdouble, cdouble> iq_mu_nu() const;
 
-  // In order: gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort), DC, then
+  // In order: gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort_block), DC, then
   // complex AWGN of variance P / 10^(snr_db/10), P the mean power of the signal before
   // the DC offset.
   std::vector<cdouble> apply(std::span<const cdouble> x, double fs_hz) const;
