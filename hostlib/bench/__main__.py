@@ -514,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     if "rf" in only:
         from .rf import rows as rf_rows
         for rf_row, rf_data in rf_rows():
-            add(*rf_row, data=rf_data)
+            add(*rf_row[:7], limit=rf_row[7:], data=rf_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)

@@ -46,6 +46,8 @@ std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tone
 // seeded generator, drawn in the order frames are built; its variance is fixed once:
 // P / 10^(snr/10), P the mean power before the DC offset of the noiseless signal over
 // its first kPowerSamples samples (Channel::apply's P for a block of that length).
+// Each tone's phasor at n = m*kBlock + j is the block's exact polar (tones_at's) times a
+// table's exp(j*2*pi*f/fs*j): no drift, and n's sample is the same whatever the frames.
 class SignalSource {
  public:
   static constexpr std::size_t kPowerSamples = std::size_t(1) << 16;
@@ -56,15 +58,24 @@ class SignalSource {
   double noise_sigma() const { return sigma_; }
 
  private:
-  cdouble sample(std::uint64_t n);
-  cdouble clean(std::uint64_t n) const;
+  static constexpr std::size_t kBlock = ChannelPath::kBlock;
+  // Aligned block m's samples through the channel's deterministic part, no DC, as rails.
+  void deterministic(std::uint64_t m, double* re, double* im) const;
+  // The block that holds tick n, with DC, in block_re_/block_im_ (kept: frames smaller
+  // than a block reuse it).
+  void load_block(std::uint64_t m);
   std::vector<ToneSpec> tones_;
+  std::vector<double> tone_re_, tone_im_;  // per tone, exp(j*2*pi*f/fs*j) for j < kBlock
   std::vector<cdouble> period_;  // a modulated signal: one period (modem_frame's samples)
   double fs_hz_;
   ChannelPath path_;
   cdouble dc_;
   double sigma_ = 0;
   ComplexGaussian noise_;
+  std::uint64_t block_ = ~std::uint64_t(0);  // the block held (none yet)
+  std::vector<double> block_re_, block_im_, work_re_, work_im_;
+  std::vector<std::int16_t> rails16_;
+  std::vector<std::int8_t> rails8_;
 };
 
 }  // namespace hilrig::rf
