@@ -9,6 +9,7 @@
 #include <mutex>
 #include <numbers>
 #include <stdexcept>
+#include <utility>
 
 namespace hilrig::rf {
 namespace {
@@ -43,10 +44,20 @@ std::vector<double> blackman_harris(std::size_t n) {
 }
 
 namespace {
+// What a PowerSpectrum of a size it has seen before reuses. Bounded: plans are small and
+// kept per size; windows for the last kWindowSizes sizes; one idle transform buffer (the
+// last one given back), so a process holds at most one capture's buffer it is not using.
+// Freed at exit, so a leak checker sees nothing left.
 struct SizeCache {
+  static constexpr std::size_t kWindowSizes = 4;
   std::map<std::size_t, std::shared_ptr<const std::vector<double>>> windows;
   std::map<std::size_t, fftw_plan> plans;  // in place, on fftw_malloc'd (SIMD-aligned) arrays
-  std::multimap<std::size_t, std::complex<double>*> idle;  // buffers of PowerSpectrums gone, by size
+  std::size_t idle_size = 0;
+  std::complex<double>* idle = nullptr;    // the buffer of the last PowerSpectrum gone
+  ~SizeCache() {
+    fftw_free(idle);
+    for (auto& [n, plan] : plans) fftw_destroy_plan(plan);
+  }
 };
 SizeCache& size_cache() {
   static SizeCache c;
@@ -59,14 +70,14 @@ PowerSpectrum::PowerSpectrum(std::size_t n) : n_(n) {
   {
     std::lock_guard lock(planner_mutex());
     auto& cache = size_cache();
+    if (!cache.windows.contains(n) && cache.windows.size() >= SizeCache::kWindowSizes) cache.windows.clear();
     auto& w = cache.windows[n];
     if (!w) w = std::make_shared<const std::vector<double>>(blackman_harris(n));
     window_ = w;
-    // A buffer of this size that an earlier PowerSpectrum left, else a new one: a capture
+    // The buffer an earlier PowerSpectrum of this size left, else a new one: a capture
     // analyzed after another of its size takes no page faults (10^7 samples: 160 MB).
-    if (auto it = cache.idle.find(n); it != cache.idle.end()) {
-      buf_ = it->second;
-      cache.idle.erase(it);
+    if (cache.idle && cache.idle_size == n) {
+      buf_ = std::exchange(cache.idle, nullptr);
     } else {
       buf_ = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(n));
     }
@@ -87,13 +98,11 @@ PowerSpectrum::PowerSpectrum(std::size_t n) : n_(n) {
 }
 
 PowerSpectrum::~PowerSpectrum() {
-  // Kept for the next PowerSpectrum of this size: one per size, the rest freed.
+  // Kept for the next PowerSpectrum of this size (the one idle buffer; one held before is freed).
   std::lock_guard lock(planner_mutex());
-  auto& idle = size_cache().idle;
-  if (idle.count(n_) == 0)
-    idle.emplace(n_, buf_);
-  else
-    fftw_free(buf_);
+  auto& cache = size_cache();
+  fftw_free(std::exchange(cache.idle, buf_));
+  cache.idle_size = n_;
 }
 
 void PowerSpectrum::execute() {
