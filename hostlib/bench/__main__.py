@@ -187,7 +187,7 @@ def sim_rx(seconds: float) -> dict:
 
 
 SIM_MAX_CASE = Path(__file__).resolve().parent / "cases" / "sim_rx_max_shm.yaml"
-SIM_MAX_SLOTS = 128   # the case's ring: 8 MiB of 64 KiB frames, within the last-level cache
+SIM_MAX_SLOTS = 1024  # the case's ring (64 MiB of 64 KiB frames)
 
 
 def sim_rx_max(seconds: float) -> dict:
