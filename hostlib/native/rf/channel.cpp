@@ -6,6 +6,8 @@
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/gaussian.hpp"
+#include "hilrig/rf/phase_noise.hpp"
+#include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
 namespace {
@@ -31,10 +33,15 @@ ChannelPath::ChannelPath(const Channel& c, double fs_hz)
 
 std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) const {
   const ChannelPath path(*this, fs_hz);
+  const TimingStage timing(sco_ppm, delay_samples);
+  PhaseNoise phase_noise(phase_noise_hz, fs_hz, seed);
+  const auto input = [&x](std::int64_t m) { return m >= 0 && std::size_t(m) < x.size() ? x[std::size_t(m)] : cdouble{}; };
   std::vector<cdouble> y(x.size());
   double power_sum = 0;
   for (std::size_t n = 0; n < x.size(); ++n) {
-    const cdouble v = path.distort(x[n], n);
+    cdouble s = timing.active() ? timing.at(n, input) : x[n];
+    if (phase_noise.active()) s *= phase_noise.next();
+    const cdouble v = path.distort(s, n);
     power_sum += std::norm(v);
     y[n] = v + dc_offset;
   }
@@ -56,9 +63,9 @@ ToneTruth Channel::tone_truth(double freq_hz, double amplitude) const {
   const double tone_amp = std::abs(mu) * main, image_amp = std::abs(nu) * main;
   const double dc = std::abs(dc_offset);
   ToneTruth t;
-  t.freq_hz = freq_hz + cfo_hz;
+  t.freq_hz = freq_hz / (1 + sco_ppm * 1e-6) + cfo_hz;  // the receiver's clock fast by sco_ppm: f reads low
   t.power_dbfs = power_db(tone_amp * tone_amp);
-  t.snr_db = snr_db;
+  if (phase_noise_hz == 0) t.snr_db = snr_db;  // phase noise's skirt reaches the noise bins: not stated
   if (image_amp > 0) t.image_dbc = power_db(image_amp * image_amp / (tone_amp * tone_amp));
   if (spur > 0) t.spur_dbc = power_db(std::norm(std::abs(mu) * spur) / (tone_amp * tone_amp));
   if (dc > 0) t.dc_dbfs = power_db(dc * dc);

@@ -27,10 +27,13 @@ SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
     : tones_(spec.tones),
       period_(spec.modulation ? modem_frame(*spec.modulation).samples : std::vector<cdouble>{}),
       fs_hz_(fs_hz), path_(spec.channel, fs_hz), dc_(spec.channel.dc_offset),
-      noise_(spec.channel.seed) {
+      noise_(spec.channel.seed), timing_(spec.channel.sco_ppm, spec.channel.delay_samples),
+      phase_noise_(spec.channel.phase_noise_hz, fs_hz, spec.channel.seed) {
+  ring_tick_.fill(-1);
   if (spec.channel.snr_db) {
+    PhaseNoise walk = phase_noise_;  // the stream's own walk starts at tick 0 still
     double power_sum = 0;
-    for (std::size_t n = 0; n < kPowerSamples; ++n) power_sum += std::norm(path_.distort(clean(n), n));
+    for (std::size_t n = 0; n < kPowerSamples; ++n) power_sum += std::norm(path_.distort(received(n, walk), n));
     sigma_ = std::sqrt(power_sum / double(kPowerSamples) / std::pow(10.0, *spec.channel.snr_db / 10));
   }
 }
@@ -39,8 +42,24 @@ cdouble SignalSource::clean(std::uint64_t n) const {
   return period_.empty() ? tones_at(tones_, n, fs_hz_) : period_[n % period_.size()];
 }
 
+cdouble SignalSource::clean_cached(std::int64_t m) {
+  if (m < 0) return {};  // the signal starts at tick 0
+  const std::size_t slot = std::size_t(m) % kRing;
+  if (ring_tick_[slot] != m) {
+    ring_[slot] = clean(std::uint64_t(m));
+    ring_tick_[slot] = m;
+  }
+  return ring_[slot];
+}
+
+cdouble SignalSource::received(std::uint64_t n, PhaseNoise& phase_noise) {
+  cdouble s = timing_.active() ? timing_.at(n, [this](std::int64_t m) { return clean_cached(m); }) : clean(n);
+  if (phase_noise.active()) s *= phase_noise.next();
+  return s;
+}
+
 cdouble SignalSource::sample(std::uint64_t n) {
-  cdouble v = path_.distort(clean(n), n) + dc_;
+  cdouble v = path_.distort(received(n, phase_noise_), n) + dc_;
   if (sigma_ > 0) v += sigma_ * noise_();
   return v;
 }

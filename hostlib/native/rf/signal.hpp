@@ -3,6 +3,7 @@
 // simulator's RX frames), and how much of it the host keeps for analysis
 // (docs/rf.md "In the simulator").
 #pragma once
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <optional>
@@ -13,6 +14,8 @@
 #include "hilrig/rf/channel.hpp"
 #include "hilrig/rf/gaussian.hpp"
 #include "hilrig/rf/modulation.hpp"
+#include "hilrig/rf/phase_noise.hpp"
+#include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
 
@@ -58,6 +61,9 @@ class SignalSource {
  private:
   cdouble sample(std::uint64_t n);
   cdouble clean(std::uint64_t n) const;
+  // The signal at the receiver's sampling instant n (the channel's timing and phase noise).
+  cdouble received(std::uint64_t n, PhaseNoise& phase_noise);
+  cdouble clean_cached(std::int64_t m);  // clean(m), zero before tick 0, from a ring keyed by m
   std::vector<ToneSpec> tones_;
   std::vector<cdouble> period_;  // a modulated signal: one period (modem_frame's samples)
   double fs_hz_;
@@ -65,6 +71,11 @@ class SignalSource {
   cdouble dc_;
   double sigma_ = 0;
   ComplexGaussian noise_;
+  TimingStage timing_;
+  PhaseNoise phase_noise_;
+  static constexpr std::size_t kRing = 64;  // >= TimingStage::kTaps + the steps between reads
+  std::array<cdouble, kRing> ring_{};
+  std::array<std::int64_t, kRing> ring_tick_;
 };
 
 }  // namespace hilrig::rf

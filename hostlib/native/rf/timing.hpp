@@ -1,0 +1,70 @@
+// The receiver's sampling instants: a sample-clock offset (SCO) and a fractional delay,
+// applied to the signal before the channel's other impairments (docs/rf.md "Timing:
+// sample-clock offset and fractional delay"). Output sample n is the input read at
+//   t_n = n / (1 + sco_ppm * 1e-6) - delay_samples
+// by a 32-tap Kaiser-windowed sinc (beta 8) whose taps for a fraction mu of a sample are
+// blended linearly between two rows of a table of kPhases + 1 rows. Stateless: sample n
+// depends on n and the input around t_n only, so a stream cut into frames gets the same
+// samples as one block. hostlib/reference/rf.py `timing` is the same arithmetic.
+#pragma once
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+namespace hilrig::rf {
+
+class TimingStage {
+ public:
+  static constexpr int kTaps = 32;       // input samples base - 15 .. base + 16
+  static constexpr int kPhases = 256;    // table rows for mu = 0, 1/256, ..., 1
+  static constexpr double kBeta = 8.0;   // Kaiser window
+
+  TimingStage(double sco_ppm, double delay_samples);
+  bool active() const { return active_; }
+
+  // Where output n reads: input index base - 15 .. base + 16, at base + mu.
+  struct Read {
+    std::int64_t base;
+    double mu;  // [0, 1]
+  };
+  Read where(std::uint64_t n) const {
+    // t_n = n - s, s = n * eps/(1+eps) + D: n*r is small, so its fraction keeps its precision
+    // at n = 10^12 where n/(1+eps) would not.
+    const double s = double(n) * ratio_ + delay_;
+    const double q = std::floor(s);
+    return {std::int64_t(n) - std::int64_t(q) - 1, 1.0 - (s - q)};
+  }
+
+  // y = sum_k h_k(mu) x(base - 15 + k); x(m) for any signed m (zero outside the signal).
+  template <class Input>
+  std::complex<double> at(std::uint64_t n, Input&& x) const {
+    const Read r = where(n);
+    const double pos = r.mu * kPhases;
+    int row = int(pos);
+    if (row >= kPhases) row = kPhases - 1;
+    const double frac = pos - row;
+    const double* h0 = &table_[std::size_t(row) * kTaps];
+    const double* h1 = h0 + kTaps;
+    double re = 0, im = 0;
+    const std::int64_t first = r.base - (kTaps / 2 - 1);
+    for (int k = 0; k < kTaps; ++k) {
+      const double h = h0[k] + frac * (h1[k] - h0[k]);
+      const std::complex<double> v = x(first + k);
+      re += h * v.real();
+      im += h * v.imag();
+    }
+    return {re, im};
+  }
+
+  // The filter's taps for a fraction mu (the table's blend): for tests and the reference.
+  std::array<double, kTaps> taps(double mu) const;
+
+ private:
+  double ratio_, delay_;
+  bool active_;
+  std::vector<double> table_;  // (kPhases + 1) rows of kTaps
+};
+
+}  // namespace hilrig::rf
