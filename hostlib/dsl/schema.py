@@ -415,8 +415,9 @@ def _sweep_keys() -> list[str]:
     keys += [f"link.{side}.{k}" for side in ("up", "down") for k in LinkDirectionModel.model_fields
              if k != "burst_loss"]
     keys += [f"signal.{k}" for k in SignalModel.model_fields if k not in ("kind", "tones")]
-    keys += [f"channel.{k}" for k in ChannelModel.model_fields if k not in ("iq_imbalance", "dc")]
+    keys += [f"channel.{k}" for k in ChannelModel.model_fields if k not in ("iq_imbalance", "dc", "phase_noise")]
     keys += [f"channel.iq_imbalance.{k}" for k in IqImbalanceModel.model_fields]
+    keys += [f"channel.phase_noise.{k}" for k in PhaseNoiseModel.model_fields]
     keys += [f"channel.dc.{k}" for k in DcModel.model_fields]
     return keys
 

@@ -137,3 +137,13 @@ def test_an_sco_case_measures_the_shifted_tone_beside_its_truth(seed, write_case
     crb = crb_freq_hz(30.0, 65536, case.rate_sps)
     assert abs(m["freq_error_hz"] - m["injected_freq_error_hz"]) <= 4 * crb, (m["freq_error_hz"], crb)
     assert abs(m["snr_db"] - m["injected_snr_db"]) <= 0.3, m
+
+
+def test_sco_delay_and_the_linewidth_are_sweepable(write_case):
+    cases = write_case(BASE + "signal: {kind: tone, frequency: 100 kHz}\n"
+                       "channel: {sco: 1 ppm, phase_noise: {linewidth: 1 Hz}}\n"
+                       "sweep:\n  channel.sco: [1 ppm, -5 ppm]\n  channel.delay: [0 samples, 0.5 samples]\n"
+                       "  channel.phase_noise.linewidth: [2 Hz]\n")
+    got = sorted((c.signal.channel.sco_ppm, c.signal.channel.delay_samples, c.signal.channel.phase_noise_hz)
+                 for c in cases)
+    assert got == [(-5.0, 0.0, 2.0), (-5.0, 0.5, 2.0), (1.0, 0.0, 2.0), (1.0, 0.5, 2.0)]
