@@ -152,8 +152,9 @@ def injected_modem_truth(signal: Signal, rate_sps: float, capture_samples: int) 
     out = {"injected_freq_error_hz": c.cfo_hz, **_injected_timing(c)}
     if c.c3 != 0 or c.dc_i != 0 or c.dc_q != 0 or c.sco_ppm != 0 or c.delay_samples != round(c.delay_samples):
         return out
-    from ..reference.rf import phase_noise_evm2
     import numpy as np  # only when an RF case runs
+
+    from ..reference.rf import phase_noise_evm2
 
     frame = native().rf_modem_frame(mod.scheme, mod.samples_per_symbol, mod.rolloff, mod.amplitude,
                                     mod.payload_seed)

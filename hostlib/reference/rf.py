@@ -176,7 +176,8 @@ class Channel:
         dc = abs(self.dc_offset)
         return ToneTruth(
             freq_hz=freq_hz / (1 + self.sco_ppm * 1e-6) + self.cfo_hz, power_dbfs=_db(tone_amp ** 2),
-            snr_db=self.snr_db if not self.phase_noise_hz else None, image_dbc=_db(image_amp ** 2 / tone_amp ** 2) if image_amp > 0 else None,
+            snr_db=self.snr_db if not self.phase_noise_hz else None,
+            image_dbc=_db(image_amp ** 2 / tone_amp ** 2) if image_amp > 0 else None,
             spur_dbc=_db((abs(mu) * spur) ** 2 / tone_amp ** 2) if spur > 0 else None,
             dc_dbfs=_db(dc * dc) if dc > 0 else None)
 
