@@ -35,11 +35,10 @@ std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) co
   const ChannelPath path(*this, fs_hz);
   const TimingStage timing(sco_ppm, delay_samples);
   PhaseNoise phase_noise(phase_noise_hz, fs_hz, seed);
-  const auto input = [&x](std::int64_t m) { return m >= 0 && std::size_t(m) < x.size() ? x[std::size_t(m)] : cdouble{}; };
   std::vector<cdouble> y(x.size());
   double power_sum = 0;
   for (std::size_t n = 0; n < x.size(); ++n) {
-    cdouble s = timing.active() ? timing.at(n, input) : x[n];
+    cdouble s = timing.active() ? timing.at_block(n, x.data(), x.size()) : x[n];
     if (phase_noise.active()) s *= phase_noise.next();
     const cdouble v = path.distort(s, n);
     power_sum += std::norm(v);

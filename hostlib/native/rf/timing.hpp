@@ -58,6 +58,18 @@ class TimingStage {
     return {re, im};
   }
 
+  // The same over a block x[0, size) read as zero outside it; taps wholly inside it read
+  // the block directly (the same arithmetic, no per-tap bounds check).
+  std::complex<double> at_block(std::uint64_t n, const std::complex<double>* x, std::size_t size) const {
+    const Read r = where(n);
+    const std::int64_t first = r.base - (kTaps / 2 - 1);
+    if (first < 0 || first + kTaps > std::int64_t(size))
+      return at(n, [x, size](std::int64_t m) {
+        return m >= 0 && std::size_t(m) < size ? x[std::size_t(m)] : std::complex<double>{};
+      });
+    return at(n, [p = x + first, first](std::int64_t m) { return p[m - first]; });
+  }
+
   // The filter's taps for a fraction mu (the table's blend): for tests and the reference.
   std::array<double, kTaps> taps(double mu) const;
 
