@@ -90,7 +90,8 @@ def injected_truth(signal: Signal) -> dict[str, float]:
     main = _strongest(signal)
     c = signal.channel
     truth = ToneTruth(**_native_channel(c).tone_truth(main.frequency_hz, main.amplitude))
-    out: dict[str, float] = {"injected_freq_error_hz": truth.freq_hz - main.frequency_hz,
+    eps = c.sco_ppm * 1e-6   # f / (1 + eps) - f = -f eps / (1 + eps): exactly the CFO without an SCO
+    out: dict[str, float] = {"injected_freq_error_hz": c.cfo_hz - main.frequency_hz * (eps / (1 + eps)),
                              "injected_tone_power_dbfs": truth.power_dbfs, **_injected_timing(c)}
     others = [_db(t.amplitude ** 2 / main.amplitude ** 2) for t in signal.tones if t is not main]
     spurs = [x for x in (truth.image_dbc, truth.spur_dbc if not others else None) if x is not None] + others

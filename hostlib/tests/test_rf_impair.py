@@ -147,3 +147,24 @@ def test_sco_delay_and_the_linewidth_are_sweepable(write_case):
     got = sorted((c.signal.channel.sco_ppm, c.signal.channel.delay_samples, c.signal.channel.phase_noise_hz)
                  for c in cases)
     assert got == [(-5.0, 0.0, 2.0), (-5.0, 0.5, 2.0), (1.0, 0.0, 2.0), (1.0, 0.5, 2.0)]
+
+
+@requires_native
+def test_the_modem_truth_adds_the_phase_noise_and_leaves_out_what_it_cannot_state():
+    from hostlib.engine.rf import injected_modem_truth
+    from hostlib.transports.config import RfModulation
+
+    mod = RfModulation(scheme="qpsk", samples_per_symbol=4, rolloff=0.35, amplitude=0.25, payload_seed=5)
+
+    def truth(**channel: float) -> dict[str, float]:
+        return injected_modem_truth(Signal(tones=(), modulation=mod, channel=RfChannel(snr_db=25.0, **channel),
+                                           capture_samples=65536), FS_HZ, 65536)
+
+    awgn = truth()["injected_evm_rms_pct"]
+    with_pn = truth(phase_noise_hz=0.05, delay_samples=3.0)
+    assert with_pn["injected_evm_rms_pct"] == pytest.approx(
+        100 * math.sqrt((awgn / 100) ** 2 + phase_noise_evm2(0.05, FS_HZ, 65536)))
+    assert (with_pn["injected_phase_noise_hz"], with_pn["injected_delay_samples"]) == (0.05, 3.0)
+    for off in ({"sco_ppm": 2.0}, {"delay_samples": 0.37}):
+        t = truth(**off)
+        assert "injected_evm_rms_pct" not in t and t["injected_freq_error_hz"] == 0.0
