@@ -186,6 +186,31 @@ def sim_rx(seconds: float) -> dict:
     return {"verdict": res.verdict, "message": res.message, **res.metrics}
 
 
+SIM_MAX_CASE = Path(__file__).resolve().parent / "cases" / "sim_rx_max_shm.yaml"
+SIM_MAX_SLOTS = 128   # the case's ring: 8 MiB of 64 KiB frames, within the last-level cache
+
+
+def sim_rx_max(seconds: float) -> dict:
+    """The simulator over shm at the most it holds: the case's rate search (1-8 GS/s sc16,
+    every sample checked), its confirmation `seconds` long instead of the file's 30 s."""
+    import dataclasses
+
+    from ..dsl import load_cases
+    from ..engine import run_case
+    from ..rig import default_rig_path, load_rig
+
+    case = dataclasses.replace(load_cases([SIM_MAX_CASE])[0], duration_s=seconds)
+    res = run_case(case, load_rig(default_rig_path("sim")), run_id="bench", say=lambda line: print(line, flush=True))
+    return {"verdict": res.verdict, **res.metrics}
+
+
+def ring_only_sps(size: int, slots: int) -> float:
+    """The sim-max row's limit: the same ring, producer and checker without the simulator
+    or the engine (hilrig-bench shm), samples/s of sc16; best of LIMIT_RUNS."""
+    return max(native("shm", frame_bytes=size, slots=slots, seconds=0.5)["payload_GBps"] * 1e9 / 4
+               for _ in range(LIMIT_RUNS))
+
+
 SOAPY_RATE_SPS = 100e6
 SOAPY_RATE_S = 6.0   # SoapySDRUtil prints its rate every ~5 s
 
@@ -407,6 +432,13 @@ def main(argv: list[str] | None = None) -> int:
             data=BenchRow("sim RX 1 GS/s sc16 shm", 65584, s.get("throughput_Bps"), s.get("frames_per_s"),
                           s.get("host_cpu_percent"), limit="simulator generate only", limit_Bps=gen_sps * 4,
                           limit_ratio=sim_sps / gen_sps if gen_sps else None))
+        m = sim_rx_max(sim_s)
+        ring_sps, max_sps = ring_only_sps(65584, SIM_MAX_SLOTS), float(m.get("max_rate_sps") or 0.0)
+        add(f"sim RX max zero-loss sc16 shm {sim_s:g} s", "65584 B",
+            f"{max_sps / 1e9:6.2f} GS/s held ({m['verdict']})", "-", "-", "-", "-",
+            limit=limit_cells(max_sps, ring_sps, f"ring alone {ring_sps / 1e9:.2f} GS/s ({SIM_MAX_SLOTS} slots)"),
+            data=BenchRow("sim RX max zero-loss sc16 shm", 65584, max_sps * 4, limit="ring alone, same slots",
+                          limit_Bps=ring_sps * 4, limit_ratio=max_sps / ring_sps if ring_sps else None))
     if "soapy" in only:
         soapy_sps = soapy_util_rate(SOAPY_RATE_SPS, SOAPY_RATE_S)
         native_sps = native_rx_rate(SOAPY_RATE_SPS, SOAPY_RATE_S - 1)
@@ -482,7 +514,7 @@ def main(argv: list[str] | None = None) -> int:
     if "rf" in only:
         from .rf import rows as rf_rows
         for rf_row, rf_data in rf_rows():
-            add(*rf_row, data=rf_data)
+            add(*rf_row[:7], limit=rf_row[7:], data=rf_data)
     for row in rows:
         table.add_row(*row)
     out = Console(width=200)

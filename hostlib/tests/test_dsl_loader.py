@@ -79,8 +79,8 @@ def test_tx_shm_with_units_everywhere(tmp_path):
         """)
     [c] = load_cases([p])
     assert c.rate_sps == 30.72e6 / 4 and c.interpolation == 4 and c.decimation is None
-    # The 64 slots asked for, grown when resolved to 50 ms of 7.68 MS/s in 2036-sample frames.
-    assert c.frame_bytes == 8192 and c.transport == ShmTransport(path="", slots=189, publish=RingPublish.ADAPTIVE)
+    # The 64 slots asked for, kept (unasked, the ring holds 50 ms of the stream).
+    assert c.frame_bytes == 8192 and c.transport == ShmTransport(path="", slots=64, publish=RingPublish.ADAPTIVE)
     assert c.samples_per_frame == (8192 - 48) // (2 * 2)
     assert (c.duration_s, c.warmup_s, c.timeout_s) == (1.5, 0.25, 60.0)
     assert c.fifo_frames == 16 and c.tags == ("nightly", "tx")

@@ -12,6 +12,7 @@ import pytest
 from hostlib import _native as native
 from hostlib.counters import Snapshot
 from hostlib.engine import measure
+from hostlib.transports import default_shm_slots
 from hostlib.tests.test_native_streams import Sim, effective  # the simulator process helper
 
 
@@ -78,13 +79,15 @@ def test_gso_gro_only_where_four_frames_share_a_super_packet(frame_bytes, offloa
     assert tx.stats()["gso"] is offload
 
 
-def test_shm_ring_grows_to_50_ms_of_the_stream():
-    slow_cfg = effective({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
-    fast_cfg = effective({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
-    assert slow_cfg["transport"]["slots"] == 64                       # the configured floor
+def test_shm_ring_grows_to_50_ms_of_the_stream_unless_given():
+    slow_cfg = effective({"rate_sps": 1e6, "frame_bytes": 65584, "transport": {"kind": "shm"}})
+    fast_cfg = effective({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm"}})
+    given_cfg = effective({"rate_sps": 1e9, "frame_bytes": 65584, "transport": {"kind": "shm", "slots": 64}})
+    assert slow_cfg["transport"]["slots"] == default_shm_slots(65584)      # 8 MiB is more than 50 ms
     assert fast_cfg["transport"]["slots"] == -(-1e9 / 16384 * 0.05 // 1)  # 50 ms of 61035 frames/s
+    assert given_cfg["transport"]["slots"] == 64                           # the case's own, at any rate
     # The ring opened is the resolved one.
-    assert native.RxStream(slow_cfg).endpoint()["slots"] == 64
+    assert native.RxStream(given_cfg).endpoint()["slots"] == 64
     assert native.RxStream(fast_cfg).endpoint()["slots"] == fast_cfg["transport"]["slots"]
 
 

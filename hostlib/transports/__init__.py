@@ -132,8 +132,8 @@ def complete_config(partial: Mapping[str, Json], *, sim: bool = False) -> JsonOb
 def resolve_stream(partial: Mapping[str, Json]) -> StreamConfig:
     """The effective stream config of a partial one, resolved by the core
     (`resolve_stream_config`): its defaults for the transport and frame size, checked
-    by its parser (ValueError naming the key), udp socket_buffer_bytes and shm slots
-    grown to the rate. The one place a stream is sized."""
+    by its parser (ValueError naming the key), udp socket_buffer_bytes and (unless
+    given) shm slots grown to the rate. The one place a stream is sized."""
     return StreamConfig.from_json(native().resolve_stream_config(dict(partial)))
 
 

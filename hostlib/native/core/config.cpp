@@ -359,14 +359,22 @@ StreamConfig stream_config_from_json(const json& j, const std::string& where) {
   return c;
 }
 
-StreamConfig resolve_stream_config(const StreamConfig& complete, const std::string& where) {
-  StreamConfig c = stream_config_from_json(to_json(complete), where);
+namespace {
+// Sizes by rate. The socket buffer is a floor (a request the kernel caps anyway); a ring
+// of given slots is the case's: a ring far beyond the last-level cache sends every frame
+// through DRAM, which at GS/s rates is the limit, so a case may choose a small one.
+StreamConfig size_by_rate(StreamConfig c, bool grow_slots) {
   TransportSpec& t = c.transport;
   if (t.kind == TransportKind::udp || t.kind == TransportKind::tcp)
     t.socket_buffer_bytes = std::max(t.socket_buffer_bytes, socket_buffer_for_rate(c));
   if (t.kind == TransportKind::udp && t.pacing.any()) t.gso = false;  // pacing sends one datagram per call
-  if (t.kind == TransportKind::shm) t.slots = std::max(t.slots, ring_slots_for_rate(c));
+  if (grow_slots && t.kind == TransportKind::shm) t.slots = std::max(t.slots, ring_slots_for_rate(c));
   return c;
+}
+}  // namespace
+
+StreamConfig resolve_stream_config(const StreamConfig& complete, const std::string& where) {
+  return size_by_rate(stream_config_from_json(to_json(complete), where), true);
 }
 
 StreamConfig resolve_stream_config(const json& partial, const std::string& where) {
@@ -386,7 +394,8 @@ StreamConfig resolve_stream_config(const json& partial, const std::string& where
     if (it.key() == "transport") j["transport"].update(it.value());
     else j[it.key()] = it.value();
   }
-  return resolve_stream_config(stream_config_from_json(j, where), where);
+  const bool slots_given = partial.contains("transport") && partial["transport"].contains("slots");
+  return size_by_rate(stream_config_from_json(j, where), !slots_given);
 }
 
 FaultSpec faults_from_json(const json& f, const std::string& where) {

@@ -158,8 +158,11 @@ SimConfig default_sim_config(TransportKind kind, std::uint32_t frame_bytes = def
 // hostlib._native.resolve_stream_config, the SoapySDR module's stream args, the bench, a
 // test): the defaults for its transport kind and frame size (default_stream_config), the
 // given keys over them (transport key by key), checked by stream_config_from_json, then
-// sized by rate: udp socket_buffer_bytes and shm slots grown to hold kSocketBufferSeconds /
-// kRingSeconds of the stream (never shrunk, so resolving twice changes nothing). Every
+// sized by rate: udp/tcp socket_buffer_bytes grown to hold kSocketBufferSeconds of the
+// stream, and shm slots, unless the partial config gives them, grown to kRingSeconds
+// (never shrunk; given slots are kept as given, so resolving twice changes nothing: a
+// ring far beyond the last-level cache sends every frame through DRAM, which at GS/s
+// rates is the limit, docs/performance.md "Simulator over shm at its limit"). Every
 // stream opener (FrameSource, FrameSink, RxStream, TxStream, the simulator) uses a
 // config's sizes as given. Throws std::invalid_argument naming the key.
 StreamConfig resolve_stream_config(const nlohmann::json& partial, const std::string& where = "stream config");

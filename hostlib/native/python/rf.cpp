@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <span>
+#include <tuple>
 
 #include "hilrig/rf/channel.hpp"
 #include "hilrig/rf/modulation.hpp"
@@ -111,7 +113,7 @@ void hilrig_bind_rf(py::module_& m) {
 
   py::class_<hilrig::rf::Channel>(m, "RfChannel",
                                   "The core's RF channel: hostlib.reference.rf.Channel's impairments, in its order; "
-                                  "the noise is the core's own seeded generator (mt19937_64, Box-Muller).")
+                                  "the noise is the core's own seeded generator (xoshiro256++, ziggurat).")
       .def(py::init([](double gain_db, std::optional<double> snr_db, double cfo_hz, double iq_gain_db,
                        double iq_phase_deg, cd dc_offset, double c3, std::uint64_t seed, double sco_ppm,
                        double delay_samples, double phase_noise_hz) {
@@ -153,6 +155,36 @@ void hilrig_bind_rf(py::module_& m) {
             return truth_dict(c.tone_truth(freq_hz, amplitude));
           },
           py::arg("freq_hz"), py::arg("amplitude"));
+
+  py::class_<hilrig::rf::SignalSource>(m, "RfSignalSource",
+                                       "The simulator's stream-rate source (pattern \"signal\"): tones through the "
+                                       "channel, quantised to sc16 frame payloads (rf/signal.hpp).")
+      .def(py::init([](const std::vector<std::tuple<double, double, double>>& tones, const hilrig::rf::Channel& channel,
+                       double fs_hz) {
+             hilrig::rf::SignalSpec spec;
+             for (auto [f, a, phase] : tones) spec.tones.push_back({f, a, phase});
+             spec.channel = channel;
+             return std::make_unique<hilrig::rf::SignalSource>(spec, fs_hz);
+           }),
+           py::arg("tones"), py::arg("channel"), py::arg("fs_hz"))
+      .def(
+          "fill_frames",
+          [](hilrig::rf::SignalSource& src, std::uint64_t first_tick, std::uint32_t frames,
+             std::uint32_t samples_per_frame) {
+            py::array_t<std::int16_t> out(py::ssize_t(2) * frames * samples_per_frame);
+            auto* p = out.mutable_data();
+            {
+              py::gil_scoped_release release;
+              for (std::uint32_t f = 0; f < frames; ++f)
+                src.fill(first_tick + std::uint64_t(f) * samples_per_frame, samples_per_frame, 1,
+                         hilrig::SampleFormat::sc16, p + std::size_t(2) * f * samples_per_frame);
+            }
+            return out;
+          },
+          py::arg("first_tick"), py::arg("frames"), py::arg("samples_per_frame"),
+          "Frames of samples_per_frame ticks from first_tick on, one channel, sc16: the interleaved rails "
+          "(int16, I then Q), frame after frame as the simulator builds them.")
+      .def_property_readonly("noise_sigma", &hilrig::rf::SignalSource::noise_sigma);
 
   m.def(
       "rf_multitone",

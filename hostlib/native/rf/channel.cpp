@@ -1,5 +1,7 @@
 #include "hilrig/rf/channel.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
 #include <tuple>
@@ -29,26 +31,83 @@ std::pair<cdouble, cdouble> Channel::iq_mu_nu() const {
 ChannelPath::ChannelPath(const Channel& c, double fs_hz)
     : gain_(from_db20(c.gain_db)), cfo_step_(2 * std::numbers::pi * c.cfo_hz / fs_hz), c3_(c.c3), cfo_(c.cfo_hz != 0) {
   std::tie(mu_, nu_) = c.iq_mu_nu();
+  if (cfo_) {
+    cfo_re_.resize(kBlock);
+    cfo_im_.resize(kBlock);
+    for (std::size_t j = 0; j < kBlock; ++j) {
+      const cdouble e = std::polar(1.0, cfo_step_ * double(j));
+      cfo_re_[j] = e.real();
+      cfo_im_[j] = e.imag();
+    }
+  }
+}
+
+void ChannelPath::distort_block(double* __restrict re, double* __restrict im, std::size_t count, std::uint64_t n0) const {
+  const std::size_t j0 = std::size_t(n0 % kBlock);
+  const double g = gain_;
+  if (cfo_) {
+    // The block's anchor, times the gain: one polar per block.
+    const cdouble a = g * std::polar(1.0, cfo_step_ * double(n0 - j0));
+    const double ar = a.real(), ai = a.imag();
+    const double* __restrict er = cfo_re_.data() + j0;
+    const double* __restrict ei = cfo_im_.data() + j0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const double pr = ar * er[k] - ai * ei[k], pi = ar * ei[k] + ai * er[k];
+      const double xr = re[k], xi = im[k];
+      re[k] = xr * pr - xi * pi;
+      im[k] = xr * pi + xi * pr;
+    }
+  } else {
+    for (std::size_t k = 0; k < count; ++k) re[k] *= g, im[k] *= g;
+  }
+  if (c3_ != 0) {
+    const double c3 = c3_;
+    for (std::size_t k = 0; k < count; ++k) {
+      const double vr = re[k], vi = im[k];
+      re[k] = vr + c3 * vr * vr * vr;
+      im[k] = vi + c3 * vi * vi * vi;
+    }
+  }
+  // mu*v + nu*conj(v) on the rails.
+  const double rr = mu_.real() + nu_.real(), ri = nu_.imag() - mu_.imag();
+  const double ir = mu_.imag() + nu_.imag(), ii = mu_.real() - nu_.real();
+  for (std::size_t k = 0; k < count; ++k) {
+    const double vr = re[k], vi = im[k];
+    re[k] = rr * vr + ri * vi;
+    im[k] = ir * vr + ii * vi;
+  }
 }
 
 std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) const {
   const ChannelPath path(*this, fs_hz);
   const TimingStage timing(sco_ppm, delay_samples);
   PhaseNoise phase_noise(phase_noise_hz, fs_hz, seed);
+  constexpr std::size_t kBlock = ChannelPath::kBlock;
   std::vector<cdouble> y(x.size());
+  std::array<double, kBlock> re, im;
   double power_sum = 0;
-  for (std::size_t n = 0; n < x.size(); ++n) {
-    cdouble s = timing.active() ? timing.at_block(n, x.data(), x.size()) : x[n];
-    if (phase_noise.active()) s *= phase_noise.next();
-    const cdouble v = path.distort(s, n);
-    power_sum += std::norm(v);
-    y[n] = v + dc_offset;
+  for (std::size_t n0 = 0; n0 < x.size(); n0 += kBlock) {
+    const std::size_t count = std::min(kBlock, x.size() - n0);
+    if (timing.active()) {  // off: not a branch per sample
+      for (std::size_t k = 0; k < count; ++k) {
+        const cdouble s = timing.at_block(n0 + k, x.data(), x.size());
+        re[k] = s.real(), im[k] = s.imag();
+      }
+    } else {
+      for (std::size_t k = 0; k < count; ++k) re[k] = x[n0 + k].real(), im[k] = x[n0 + k].imag();
+    }
+    if (phase_noise.active()) phase_noise.rotate(re.data(), im.data(), count);
+    path.distort_block(re.data(), im.data(), count, n0);
+    double block_power = 0;
+    for (std::size_t k = 0; k < count; ++k) block_power += re[k] * re[k] + im[k] * im[k];
+    power_sum += block_power;
+    for (std::size_t k = 0; k < count; ++k) y[n0 + k] = {re[k] + dc_offset.real(), im[k] + dc_offset.imag()};
   }
   if (snr_db && !x.empty()) {
     const double noise_var = power_sum / double(x.size()) / std::pow(10.0, *snr_db / 10);
     const double sigma = std::sqrt(noise_var);
     ComplexGaussian noise(seed);
-    for (auto& v : y) v += sigma * noise();
+    noise.add(reinterpret_cast<double*>(y.data()), 2 * y.size(), sigma);  // std::complex: two doubles, I then Q
   }
   return y;
 }

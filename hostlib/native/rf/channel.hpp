@@ -46,7 +46,7 @@ struct Channel {
   std::pair<cdouble, cdouble> iq_mu_nu() const;
 
   // In order: SCO and fractional delay (the block read as zero outside it), phase noise,
-  // gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort), DC, then
+  // gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort_block), DC, then
   // complex AWGN of variance P / 10^(snr_db/10), P the mean power of the signal before
   // the DC offset.
   std::vector<cdouble> apply(std::span<const cdouble> x, double fs_hz) const;
@@ -56,23 +56,33 @@ struct Channel {
 };
 
 // The channel's deterministic part with its constants worked out once: what apply() and
-// the simulator's stream-rate signal source (signal.hpp) both run, sample by sample.
+// the simulator's stream-rate signal source (signal.hpp) both run, block by block.
 class ChannelPath {
  public:
+  // Samples are worked on in aligned blocks of kBlock: [m*kBlock, (m+1)*kBlock).
+  static constexpr std::size_t kBlock = 1024;
   ChannelPath(const Channel& c, double fs_hz);
   // Gain, CFO at sample n of the stream (its phase is n's, so a stream cut into frames
   // gets the same samples as one block), per-rail cubic, IQ imbalance; no DC, no noise.
+  // One sample, every term from its own sincos: the formula the block path is held to.
   cdouble distort(cdouble x, std::uint64_t n) const {
     cdouble v = x * gain_;
     if (cfo_) v *= std::polar(1.0, cfo_step_ * double(n));  // the LO's offset, before the baseband
     if (c3_ != 0) v = {v.real() + c3_ * v.real() * v.real() * v.real(), v.imag() + c3_ * v.imag() * v.imag() * v.imag()};
     return mu_ * v + nu_ * std::conj(v);
   }
+  // The same in place on samples n0 .. n0+count-1 as rails re[], im[], all within one
+  // aligned block (n0 % kBlock + count <= kBlock). The CFO's phasor at n = m*kBlock + j is
+  // exp(j*step*m*kBlock) * exp(j*step*j), each factor an exact polar (the first once per
+  // block, the second a table): within a few ulps of distort()'s at any n, and sample n is
+  // the same whichever call (whatever frame) computed it.
+  void distort_block(double* re, double* im, std::size_t count, std::uint64_t n0) const;
 
  private:
   double gain_, cfo_step_, c3_;
   bool cfo_;
   cdouble mu_, nu_;
+  std::vector<double> cfo_re_, cfo_im_;  // exp(j*cfo_step*j), j < kBlock (empty: no CFO)
 };
 
 }  // namespace hilrig::rf

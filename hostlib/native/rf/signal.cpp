@@ -28,63 +28,141 @@ SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
       period_(spec.modulation ? modem_frame(*spec.modulation).samples : std::vector<cdouble>{}),
       fs_hz_(fs_hz), path_(spec.channel, fs_hz), dc_(spec.channel.dc_offset),
       noise_(spec.channel.seed), timing_(spec.channel.sco_ppm, spec.channel.delay_samples),
-      phase_noise_(spec.channel.phase_noise_hz, fs_hz, spec.channel.seed) {
-  ring_tick_.fill(-1);
+      phase_noise_(spec.channel.phase_noise_hz, fs_hz, spec.channel.seed), block_re_(kBlock),
+      block_im_(kBlock), work_re_(kBlock), work_im_(kBlock), rails16_(2 * kBlock), rails8_(2 * kBlock) {
+  if (period_.empty()) {
+    tone_re_.resize(tones_.size() * kBlock);
+    tone_im_.resize(tones_.size() * kBlock);
+    for (std::size_t t = 0; t < tones_.size(); ++t)
+      for (std::size_t j = 0; j < kBlock; ++j) {
+        const cdouble e = std::polar(1.0, 2 * std::numbers::pi * tones_[t].frequency_hz / fs_hz * double(j));
+        tone_re_[t * kBlock + j] = e.real();
+        tone_im_[t * kBlock + j] = e.imag();
+      }
+  }
   if (spec.channel.snr_db) {
     PhaseNoise walk = phase_noise_;  // the stream's own walk starts at tick 0 still
     double power_sum = 0;
-    for (std::size_t n = 0; n < kPowerSamples; ++n) power_sum += std::norm(path_.distort(received(n, walk), n));
+    for (std::uint64_t m = 0; m < kPowerSamples / kBlock; ++m) {
+      deterministic(m, work_re_.data(), work_im_.data(), walk);
+      for (std::size_t k = 0; k < kBlock; ++k) power_sum += work_re_[k] * work_re_[k] + work_im_[k] * work_im_[k];
+    }
     sigma_ = std::sqrt(power_sum / double(kPowerSamples) / std::pow(10.0, *spec.channel.snr_db / 10));
   }
 }
 
-cdouble SignalSource::clean(std::uint64_t n) const {
-  return period_.empty() ? tones_at(tones_, n, fs_hz_) : period_[n % period_.size()];
-}
-
-cdouble SignalSource::clean_cached(std::int64_t m) {
-  if (m < 0) return {};  // the signal starts at tick 0
-  const std::size_t slot = std::size_t(m) % kRing;
-  if (ring_tick_[slot] != m) {
-    ring_[slot] = clean(std::uint64_t(m));
-    ring_tick_[slot] = m;
+void SignalSource::clean(std::int64_t first, std::size_t count, double* __restrict re, double* __restrict im) const {
+  if (first < 0) {  // the signal starts at tick 0
+    const std::size_t zeros = std::min(count, std::size_t(-first));
+    std::fill(re, re + zeros, 0.0);
+    std::fill(im, im + zeros, 0.0);
+    re += zeros, im += zeros, count -= zeros, first = 0;
   }
-  return ring_[slot];
+  std::uint64_t n0 = std::uint64_t(first);
+  if (!period_.empty()) {
+    std::size_t at = std::size_t(n0 % period_.size());
+    for (std::size_t k = 0; k < count; ++k) {
+      re[k] = period_[at].real(), im[k] = period_[at].imag();
+      if (++at == period_.size()) at = 0;
+    }
+    return;
+  }
+  while (count > 0) {  // pieces of at most kBlock, each from its own exact anchor
+    const std::size_t piece = std::min(count, kBlock);
+    std::fill(re, re + piece, 0.0);
+    std::fill(im, im + piece, 0.0);
+    for (std::size_t t = 0; t < tones_.size(); ++t) {
+      const cdouble a = tones_at(std::span(tones_).subspan(t, 1), n0, fs_hz_);  // the piece's anchor, exact
+      const double ar = a.real(), ai = a.imag();
+      const double* __restrict er = tone_re_.data() + t * kBlock;
+      const double* __restrict ei = tone_im_.data() + t * kBlock;
+      for (std::size_t k = 0; k < piece; ++k) {
+        re[k] += ar * er[k] - ai * ei[k];
+        im[k] += ar * ei[k] + ai * er[k];
+      }
+    }
+    re += piece, im += piece, count -= piece, n0 += piece;
+  }
 }
 
-cdouble SignalSource::received(std::uint64_t n, PhaseNoise& phase_noise) {
-  cdouble s = timing_.active() ? timing_.at(n, [this](std::int64_t m) { return clean_cached(m); }) : clean(n);
-  if (phase_noise.active()) s *= phase_noise.next();
-  return s;
+void SignalSource::deterministic(std::uint64_t m, double* __restrict re, double* __restrict im, PhaseNoise& walk) {
+  const std::uint64_t n0 = m * kBlock;
+  if (!timing_.active()) {
+    clean(std::int64_t(n0), kBlock, re, im);
+  } else {
+    // The input ticks the block's 32-tap reads span (bases rise with n).
+    constexpr std::int64_t kBefore = TimingStage::kTaps / 2 - 1, kAfter = TimingStage::kTaps / 2;
+    const std::int64_t b0 = timing_.where(n0).base, b1 = timing_.where(n0 + kBlock - 1).base;
+    const std::int64_t first = std::min(b0, b1) - kBefore;
+    const std::size_t span = std::size_t(std::max(b0, b1) + kAfter - first + 1);
+    if (in_re_.size() < span) in_re_.resize(span), in_im_.resize(span);
+    clean(first, span, in_re_.data(), in_im_.data());
+    const double* ir = in_re_.data();
+    const double* ii = in_im_.data();
+    for (std::size_t k = 0; k < kBlock; ++k) {
+      const cdouble v = timing_.at(n0 + k, [ir, ii, first](std::int64_t t) {
+        return cdouble(ir[t - first], ii[t - first]);
+      });
+      re[k] = v.real(), im[k] = v.imag();
+    }
+  }
+  if (walk.active()) walk.rotate(re, im, kBlock);
+  path_.distort_block(re, im, kBlock, n0);
 }
 
-cdouble SignalSource::sample(std::uint64_t n) {
-  cdouble v = path_.distort(received(n, phase_noise_), n) + dc_;
-  if (sigma_ > 0) v += sigma_ * noise_();
-  return v;
+void SignalSource::load_block(std::uint64_t m) {
+  if (m == block_) return;
+  deterministic(m, block_re_.data(), block_im_.data(), phase_noise_);
+  const double dr = dc_.real(), di = dc_.imag();
+  for (std::size_t k = 0; k < kBlock; ++k) block_re_[k] += dr, block_im_[k] += di;
+  block_ = m;
 }
 
 namespace {
+// Round to nearest, saturate, interleave I and Q.
 template <class Rail>
-void put(cdouble v, double scale, unsigned channels, Rail*& out) {
+void quantise(const double* __restrict re, const double* __restrict im, std::size_t count, double scale,
+              Rail* __restrict iq) {
   constexpr double lo = double(std::numeric_limits<Rail>::min()), hi = double(std::numeric_limits<Rail>::max());
-  const Rail i = Rail(std::clamp(std::nearbyint(v.real() * scale), lo, hi));
-  const Rail q = Rail(std::clamp(std::nearbyint(v.imag() * scale), lo, hi));
-  for (unsigned c = 0; c < channels; ++c) {
-    std::memcpy(out++, &i, sizeof i);  // the host's order is the frame's (frame.hpp asserts little-endian)
-    std::memcpy(out++, &q, sizeof q);
+  for (std::size_t k = 0; k < count; ++k) {
+    iq[2 * k] = Rail(std::clamp(std::nearbyint(re[k] * scale), lo, hi));
+    iq[2 * k + 1] = Rail(std::clamp(std::nearbyint(im[k] * scale), lo, hi));
   }
 }
 }  // namespace
 
 void SignalSource::fill(std::uint64_t first_tick, std::uint32_t ticks, unsigned channels, SampleFormat fmt, void* out) {
   const double scale = full_scale(fmt);
-  if (fmt == SampleFormat::sc16) {
-    auto* p = static_cast<std::int16_t*>(out);
-    for (std::uint32_t k = 0; k < ticks; ++k) put(sample(first_tick + k), scale, channels, p);
-  } else {
-    auto* p = static_cast<std::int8_t*>(out);
-    for (std::uint32_t k = 0; k < ticks; ++k) put(sample(first_tick + k), scale, channels, p);
+  const std::size_t rail_bytes = fmt == SampleFormat::sc16 ? 2 : 1;
+  auto* dst = static_cast<std::uint8_t*>(out);
+  std::uint64_t n = first_tick;
+  const std::uint64_t end = first_tick + ticks;
+  while (n < end) {
+    const std::size_t j0 = std::size_t(n % kBlock);
+    const std::size_t count = std::size_t(std::min<std::uint64_t>(kBlock - j0, end - n));
+    load_block(n / kBlock);
+    std::copy_n(block_re_.data() + j0, count, work_re_.data());
+    std::copy_n(block_im_.data() + j0, count, work_im_.data());
+    if (sigma_ > 0) noise_.add(work_re_.data(), work_im_.data(), count, sigma_);
+    const void* iq;
+    if (fmt == SampleFormat::sc16) {
+      quantise(work_re_.data(), work_im_.data(), count, scale, rails16_.data());
+      iq = rails16_.data();
+    } else {
+      quantise(work_re_.data(), work_im_.data(), count, scale, rails8_.data());
+      iq = rails8_.data();
+    }
+    // The host's order is the frame's (frame.hpp asserts little-endian); every channel the same sample.
+    const std::size_t sample_bytes = 2 * rail_bytes;
+    if (channels == 1) {
+      std::memcpy(dst, iq, count * sample_bytes);
+      dst += count * sample_bytes;
+    } else {
+      const auto* src = static_cast<const std::uint8_t*>(iq);
+      for (std::size_t k = 0; k < count; ++k)
+        for (unsigned c = 0; c < channels; ++c, dst += sample_bytes) std::memcpy(dst, src + k * sample_bytes, sample_bytes);
+    }
+    n += count;
   }
 }
 

@@ -49,6 +49,12 @@ std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tone
 // seeded generator, drawn in the order frames are built; its variance is fixed once:
 // P / 10^(snr/10), P the mean power before the DC offset of the noiseless signal over
 // its first kPowerSamples samples (Channel::apply's P for a block of that length).
+// Each tone's phasor at n = m*kBlock + j is the block's exact polar (tones_at's) times a
+// table's exp(j*2*pi*f/fs*j): no drift, and n's sample is the same whatever the frames.
+// The channel's timing stage reads the clean signal around each block's sampling instants
+// (zero before tick 0), and the phase-noise walk takes its steps block by block in the
+// order blocks are built (frames in tick order: the walk of Channel::apply). Both off:
+// the block path as it was, one flag test a block.
 class SignalSource {
  public:
   static constexpr std::size_t kPowerSamples = std::size_t(1) << 16;
@@ -59,12 +65,18 @@ class SignalSource {
   double noise_sigma() const { return sigma_; }
 
  private:
-  cdouble sample(std::uint64_t n);
-  cdouble clean(std::uint64_t n) const;
-  // The signal at the receiver's sampling instant n (the channel's timing and phase noise).
-  cdouble received(std::uint64_t n, PhaseNoise& phase_noise);
-  cdouble clean_cached(std::int64_t m);  // clean(m), zero before tick 0, from a ring keyed by m
+  static constexpr std::size_t kBlock = ChannelPath::kBlock;
+  // The clean signal (tones or modulation, no channel) at ticks first .. first+count-1 as
+  // rails, zero before tick 0; tones from an exact polar at each kBlock piece's start.
+  void clean(std::int64_t first, std::size_t count, double* re, double* im) const;
+  // Aligned block m's samples through the channel's timing stage, the phase-noise walk
+  // (its next kBlock steps) and deterministic part, no DC, as rails.
+  void deterministic(std::uint64_t m, double* re, double* im, PhaseNoise& walk);
+  // The block that holds tick n, with DC, in block_re_/block_im_ (kept: frames smaller
+  // than a block reuse it).
+  void load_block(std::uint64_t m);
   std::vector<ToneSpec> tones_;
+  std::vector<double> tone_re_, tone_im_;  // per tone, exp(j*2*pi*f/fs*j) for j < kBlock
   std::vector<cdouble> period_;  // a modulated signal: one period (modem_frame's samples)
   double fs_hz_;
   ChannelPath path_;
@@ -73,9 +85,11 @@ class SignalSource {
   ComplexGaussian noise_;
   TimingStage timing_;
   PhaseNoise phase_noise_;
-  static constexpr std::size_t kRing = 64;  // >= TimingStage::kTaps + the steps between reads
-  std::array<cdouble, kRing> ring_{};
-  std::array<std::int64_t, kRing> ring_tick_;
+  std::uint64_t block_ = ~std::uint64_t(0);  // the block held (none yet)
+  std::vector<double> block_re_, block_im_, work_re_, work_im_;
+  std::vector<double> in_re_, in_im_;  // the timing stage's input span for a block (empty: off)
+  std::vector<std::int16_t> rails16_;
+  std::vector<std::int8_t> rails8_;
 };
 
 }  // namespace hilrig::rf

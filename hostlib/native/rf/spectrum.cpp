@@ -2,10 +2,14 @@
 
 #include <fftw3.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <numbers>
 #include <stdexcept>
+#include <utility>
 
 namespace hilrig::rf {
 namespace {
@@ -19,38 +23,99 @@ std::mutex& planner_mutex() {
 std::vector<double> blackman_harris(std::size_t n) {
   constexpr double a0 = 0.35875, a1 = 0.48829, a2 = 0.14128, a3 = 0.01168;
   std::vector<double> w(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const double k = 2 * std::numbers::pi * double(i) / double(n);
-    w[i] = a0 - a1 * std::cos(k) + a2 * std::cos(2 * k) - a3 * std::cos(3 * k);
+  const std::size_t block = std::max<std::size_t>(1, std::size_t(std::sqrt(double(n))));
+  std::vector<double> fine_re(block), fine_im(block);
+  for (std::size_t r = 0; r < block; ++r) {
+    const auto e = std::polar(1.0, 2 * std::numbers::pi * double(r) / double(n));
+    fine_re[r] = e.real(), fine_im[r] = e.imag();
+  }
+  for (std::size_t i0 = 0; i0 < n; i0 += block) {
+    const auto a = std::polar(1.0, 2 * std::numbers::pi * double(i0) / double(n));
+    const double ar = a.real(), ai = a.imag();
+    const std::size_t count = std::min(block, n - i0);
+    double* out = w.data() + i0;
+    for (std::size_t r = 0; r < count; ++r) {
+      const double c1 = ar * fine_re[r] - ai * fine_im[r];
+      const double c2 = 2 * c1 * c1 - 1, c3 = c1 * (2 * c2 - 1);
+      out[r] = a0 - a1 * c1 + a2 * c2 - a3 * c3;
+    }
   }
   return w;
 }
 
-PowerSpectrum::PowerSpectrum(std::size_t n) : n_(n), window_(blackman_harris(n)) {
+namespace {
+// What a PowerSpectrum of a size it has seen before reuses. Bounded: plans are small and
+// kept per size; windows for the last kWindowSizes sizes; one idle transform buffer (the
+// last one given back), so a process holds at most one capture's buffer it is not using.
+// Freed at exit, so a leak checker sees nothing left.
+struct SizeCache {
+  static constexpr std::size_t kWindowSizes = 4;
+  std::map<std::size_t, std::shared_ptr<const std::vector<double>>> windows;
+  std::map<std::size_t, fftw_plan> plans;  // in place, on fftw_malloc'd (SIMD-aligned) arrays
+  std::size_t idle_size = 0;
+  std::complex<double>* idle = nullptr;    // the buffer of the last PowerSpectrum gone
+  ~SizeCache() {
+    fftw_free(idle);
+    for (auto& [n, plan] : plans) fftw_destroy_plan(plan);
+  }
+};
+SizeCache& size_cache() {
+  static SizeCache c;
+  return c;
+}
+}  // namespace
+
+PowerSpectrum::PowerSpectrum(std::size_t n) : n_(n) {
   if (n == 0) throw std::invalid_argument("PowerSpectrum: size 0");
-  for (double v : window_) window_power_ += v * v;
-  std::lock_guard lock(planner_mutex());
-  in_ = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(n));
-  out_ = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(n));
-  // FFTW_ESTIMATE: no timing runs, so the plan (and its rounding) is the same every time.
-  plan_ = fftw_plan_dft_1d(int(n), reinterpret_cast<fftw_complex*>(in_), reinterpret_cast<fftw_complex*>(out_),
-                           FFTW_FORWARD, FFTW_ESTIMATE);
-  if (!in_ || !out_ || !plan_) throw std::runtime_error("PowerSpectrum: FFTW could not plan size " + std::to_string(n));
+  {
+    std::lock_guard lock(planner_mutex());
+    auto& cache = size_cache();
+    if (!cache.windows.contains(n) && cache.windows.size() >= SizeCache::kWindowSizes) cache.windows.clear();
+    auto& w = cache.windows[n];
+    if (!w) w = std::make_shared<const std::vector<double>>(blackman_harris(n));
+    window_ = w;
+    // The buffer an earlier PowerSpectrum of this size left, else a new one: a capture
+    // analyzed after another of its size takes no page faults (10^7 samples: 160 MB).
+    if (cache.idle && cache.idle_size == n) {
+      buf_ = std::exchange(cache.idle, nullptr);
+    } else {
+      buf_ = reinterpret_cast<std::complex<double>*>(fftw_alloc_complex(n));
+    }
+    if (!buf_) throw std::runtime_error("PowerSpectrum: cannot allocate size " + std::to_string(n));
+    auto& plan = cache.plans[n];
+    // FFTW_ESTIMATE: no timing runs, so the plan (and its rounding) is the same every time;
+    // planned on this buffer, executed on any other of the same alignment (fftw_execute_dft).
+    if (!plan)
+      plan = fftw_plan_dft_1d(int(n), reinterpret_cast<fftw_complex*>(buf_), reinterpret_cast<fftw_complex*>(buf_),
+                              FFTW_FORWARD, FFTW_ESTIMATE);
+    plan_ = plan;
+    if (!plan_) {
+      fftw_free(buf_);
+      throw std::runtime_error("PowerSpectrum: FFTW could not plan size " + std::to_string(n));
+    }
+  }
+  for (double v : *window_) window_power_ += v * v;
 }
 
 PowerSpectrum::~PowerSpectrum() {
+  // Kept for the next PowerSpectrum of this size (the one idle buffer; one held before is freed).
   std::lock_guard lock(planner_mutex());
-  fftw_destroy_plan(plan_);
-  fftw_free(in_);
-  fftw_free(out_);
+  auto& cache = size_cache();
+  fftw_free(std::exchange(cache.idle, buf_));
+  cache.idle_size = n_;
+}
+
+void PowerSpectrum::execute() {
+  fftw_execute_dft(plan_, reinterpret_cast<fftw_complex*>(buf_), reinterpret_cast<fftw_complex*>(buf_));
 }
 
 std::vector<double> PowerSpectrum::operator()(std::span<const std::complex<double>> x) {
   if (x.size() != n_) throw std::invalid_argument("PowerSpectrum: capture size differs from the plan's");
-  for (std::size_t i = 0; i < n_; ++i) in_[i] = x[i] * window_[i];
-  fftw_execute(plan_);
+  const double* w = window();
+  for (std::size_t i = 0; i < n_; ++i) buf_[i] = x[i] * w[i];
+  execute();
   std::vector<double> p(n_);
-  for (std::size_t i = 0; i < n_; ++i) p[i] = std::norm(out_[i]) / window_power_;
+  for (std::size_t i = 0; i < n_; ++i) p[i] = power(i);
   return p;
 }
 

@@ -3,6 +3,7 @@
 // averaged spectrum a report plots of a whole capture (Welch's method over that window).
 #pragma once
 #include <complex>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -10,6 +11,9 @@ struct fftw_plan_s;
 
 namespace hilrig::rf {
 
+// w[i] = a0 - a1 cos(k) + a2 cos(2k) - a3 cos(3k), k = 2 pi i / n, with cos(k) from an
+// exact polar per block of sqrt(n) times a table's (a few ulps) and cos(2k), cos(3k) by
+// Chebyshev's recurrence from it: one multiply-add chain per sample, not three cosines.
 std::vector<double> blackman_harris(std::size_t n);
 
 class PowerSpectrum {
@@ -24,13 +28,19 @@ class PowerSpectrum {
   std::vector<double> operator()(std::span<const std::complex<double>> x);
   std::size_t size() const { return n_; }
 
+  // The same without the vector: fill input() with x*w (window()), execute(), then
+  // power(k) reads bin k of the transform held (in place: the input is overwritten).
+  std::complex<double>* input() { return buf_; }
+  const double* window() const { return window_->data(); }
+  void execute();
+  double power(std::size_t k) const { return std::norm(buf_[k]) / window_power_; }
+
  private:
   std::size_t n_;
-  std::vector<double> window_;
+  std::shared_ptr<const std::vector<double>> window_;  // per size, computed once per process
   double window_power_ = 0;  // sum(w^2)
-  std::complex<double>* in_ = nullptr;   // fftw_malloc'd, n_ each
-  std::complex<double>* out_ = nullptr;
-  fftw_plan_s* plan_ = nullptr;
+  std::complex<double>* buf_ = nullptr;   // fftw_malloc'd, n_, kept per size once done; the transform is in place
+  fftw_plan_s* plan_ = nullptr;           // per size, planned once per process (never destroyed)
 };
 
 // Welch's averaged spectrum of x: segments of `size` samples (size <= x.size()) at a hop

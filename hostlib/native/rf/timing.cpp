@@ -18,7 +18,9 @@ double bessel_i0(double x) {
 
 TimingStage::TimingStage(double sco_ppm, double delay_samples)
     : ratio_(sco_ppm * 1e-6 / (1 + sco_ppm * 1e-6)), delay_(delay_samples),
-      active_(sco_ppm != 0 || delay_samples != 0), table_(std::size_t(kPhases + 1) * kTaps) {
+      active_(sco_ppm != 0 || delay_samples != 0) {
+  if (!active_) return;  // off: no table, nothing to build
+  table_.resize(std::size_t(kPhases + 1) * kTaps);
   // Row p holds h_k = sinc(d) * kaiser(d), d = k - (kTaps/2 - 1) - p/kPhases the tap's distance
   // from the reading instant, normalised so that the row sums to 1 (DC passes unchanged).
   const double half = kTaps / 2.0, i0_beta = bessel_i0(kBeta);

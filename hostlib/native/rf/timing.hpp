@@ -75,12 +75,14 @@ class TimingStage {
   }
 
   // The filter's taps for a fraction mu (the table's blend): for tests and the reference.
+  // An active stage's only (an inactive one builds no table; nor do at() and at_block()
+  // apply to it).
   std::array<double, kTaps> taps(double mu) const;
 
  private:
   double ratio_, delay_;
   bool active_;
-  std::vector<double> table_;  // (kPhases + 1) rows of kTaps
+  std::vector<double> table_;  // (kPhases + 1) rows of kTaps; empty when inactive
 };
 
 }  // namespace hilrig::rf

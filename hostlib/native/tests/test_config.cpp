@@ -170,7 +170,7 @@ TEST(Config, ResolveFillsTheDefaultsOfTheTransportAndFrameSize) {
   EXPECT_EQ(udp.transport.host, hilrig::defaults::kHost);
 }
 
-TEST(Config, ResolveGrowsTheSocketBufferAndRingToTheRateOnce) {
+TEST(Config, ResolveGrowsTheSocketBufferAndAnUngivenRingToTheRateOnce) {
   namespace d = hilrig::defaults;
   auto udp_at = [](double rate) {
     return hilrig::resolve_stream_config(json{{"rate_sps", rate}, {"transport", {{"kind", "udp"}}}}).transport.socket_buffer_bytes;
@@ -179,13 +179,16 @@ TEST(Config, ResolveGrowsTheSocketBufferAndRingToTheRateOnce) {
   // 100 MS/s of 1988-sample frames: 50 ms is 2515.09 frames of 8000 bytes.
   EXPECT_EQ(udp_at(100e6), std::uint32_t(100e6 / 1988 * 8000 * 0.05));
   EXPECT_EQ(udp_at(1e9), d::kSocketBufferMaxBytes);
-  auto shm_at = [](double rate, std::uint32_t frame_bytes) {
-    return hilrig::resolve_stream_config(
-        json{{"rate_sps", rate}, {"frame_bytes", frame_bytes}, {"transport", {{"kind", "shm"}, {"slots", 64}}}}).transport.slots;
+  auto shm_at = [](double rate, std::uint32_t frame_bytes, json transport = json{{"kind", "shm"}}) {
+    return hilrig::resolve_stream_config(json{{"rate_sps", rate}, {"frame_bytes", frame_bytes}, {"transport", transport}})
+        .transport.slots;
   };
-  EXPECT_EQ(shm_at(1e6, 65584), 64u);     // the given slots are the floor
+  EXPECT_EQ(shm_at(1e6, 65584), d::ring_slots(65584));  // the default: 8 MiB holds more than 50 ms
   EXPECT_EQ(shm_at(1e9, 65584), 3052u);   // ceil(50 ms of 1e9 / 16384 frames/s)
   EXPECT_EQ(shm_at(1e12, 64), d::kRingSlotsAccepted);  // never more than a config may hold
+  // Given slots are the case's, at any rate (a ring in the cache may carry more).
+  EXPECT_EQ(shm_at(1e6, 65584, json{{"kind", "shm"}, {"slots", 64}}), 64u);
+  EXPECT_EQ(shm_at(1e9, 65584, json{{"kind", "shm"}, {"slots", 64}}), 64u);
   // Resolving the effective config again changes nothing; a resolved config passes the parser.
   for (const json& partial : {json{{"rate_sps", 3e8}, {"transport", {{"kind", "udp"}}}},
                               json{{"rate_sps", 3e8}, {"transport", {{"kind", "shm"}}}},

@@ -154,8 +154,13 @@ TEST(FrameSource, OpensWithTheResolvedSizes) {
   hilrig::FrameSource udp(fast_udp);
   EXPECT_EQ(udp.endpoint()["socket_buffer_bytes"], hilrig::defaults::kSocketBufferMaxBytes);
   const hilrig::StreamConfig fast_shm = hilrig::resolve_stream_config(
-      nlohmann::json{{"rate_sps", 1e9}, {"frame_bytes", 65584}, {"transport", {{"kind", "shm"}, {"slots", 64}}}});
+      nlohmann::json{{"rate_sps", 1e9}, {"frame_bytes", 65584}, {"transport", {{"kind", "shm"}}}});
   EXPECT_EQ(fast_shm.transport.slots, 3052u);  // ceil(50 ms of 1e9 / 16384 frames/s)
   hilrig::FrameSource shm(fast_shm);
   EXPECT_EQ(shm.endpoint()["slots"], 3052u);
+  // Slots the config gives are its own, at any rate; resolving again keeps them.
+  const hilrig::StreamConfig given_shm = hilrig::resolve_stream_config(
+      nlohmann::json{{"rate_sps", 1e9}, {"frame_bytes", 65584}, {"transport", {{"kind", "shm"}, {"slots", 64}}}});
+  EXPECT_EQ(given_shm.transport.slots, 64u);
+  EXPECT_EQ(hilrig::resolve_stream_config(hilrig::to_json(fast_shm)).transport.slots, 3052u);
 }

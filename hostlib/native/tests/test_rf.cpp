@@ -308,6 +308,50 @@ TEST(RfSignal, FramesHoldTheChannelsSamplesWhereverTheyAreCut) {
   EXPECT_NEAR(late[7], std::nearbyint(v.imag() * 32767), 1.0);
 }
 
+// The noise too: drawn in batches and handed out in order, so frames of any size get the
+// samples one block would (the deterministic part is per aligned block of ticks).
+TEST(RfSignal, NoisyFramesAreTheSameWhereverTheyAreCut) {
+  auto spec = impaired_two_tones();
+  spec.channel.snr_db = 20;
+  spec.channel.seed = 3;
+  const std::size_t n = 5000;
+  hilrig::rf::SignalSource whole(spec, kRfFsHz), cut(spec, kRfFsHz);
+  std::vector<std::int16_t> a(2 * n), b(2 * n);
+  whole.fill(0, n, 1, hilrig::SampleFormat::sc16, a.data());
+  std::size_t at = 0;
+  for (std::uint32_t len : {1u, 333u, 1000u, 7u, 1024u, 2635u}) {
+    cut.fill(at, len, 1, hilrig::SampleFormat::sc16, b.data() + 2 * at);
+    at += len;
+  }
+  ASSERT_EQ(at, n);
+  EXPECT_EQ(a, b);
+}
+
+// The ziggurat's normals over 20 seeds: each rail's mean, variance, kurtosis and tail mass
+// as a standard normal's, and I and Q uncorrelated.
+TEST(RfChannel, NoiseIsGaussianOverTwentySeeds) {
+  constexpr std::size_t n = 1 << 18;
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    hilrig::rf::ComplexGaussian g(seed);
+    double s1 = 0, s2 = 0, s4 = 0, iq = 0;
+    std::size_t beyond2 = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const cd z = g() * std::sqrt(2.0);
+      for (double v : {z.real(), z.imag()}) {
+        s1 += v, s2 += v * v, s4 += v * v * v * v;
+        beyond2 += std::abs(v) > 2;
+      }
+      iq += z.real() * z.imag();
+    }
+    const double m = 2.0 * n;
+    EXPECT_NEAR(s1 / m, 0.0, 5 / std::sqrt(m)) << seed;
+    EXPECT_NEAR(s2 / m, 1.0, 5 * std::sqrt(2 / m)) << seed;         // var(v^2) = 2
+    EXPECT_NEAR(s4 / m, 3.0, 5 * std::sqrt(96 / m)) << seed;        // var(v^4) = 105 - 9
+    EXPECT_NEAR(double(beyond2) / m, 0.0455003, 5 * std::sqrt(0.0455 / m)) << seed;
+    EXPECT_NEAR(iq / double(n), 0.0, 5 / std::sqrt(double(n))) << seed;
+  }
+}
+
 TEST(RfSignal, StreamNoiseGivesTheInjectedSnrThroughCaptureAndAnalyzer) {
   hilrig::rf::SignalSpec spec;
   spec.tones = {{kRfFreqHz, kRfAmplitude, 0.0}};
