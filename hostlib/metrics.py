@@ -169,6 +169,11 @@ _METRICS = [
     Metric("injected_iq_image_dbc", "dbc", "rf: the IQ imbalance's image / tone (the truth beside iq_image_dbc)"),
     Metric("injected_dc_offset_dbfs", "dbfs", "rf: the injected DC offset's power (the truth beside "
            "dc_offset_dbfs)"),
+    Metric("injected_sco_ppm", "ppm", "rf: the injected sample-clock offset (the receiver's clock fast by it: a "
+           "tone at f reads f / (1 + sco))"),
+    Metric("injected_delay_samples", "count", "rf: the injected fractional delay, in samples"),
+    Metric("injected_phase_noise_hz", "frequency", "rf: the injected phase noise's 3 dB linewidth (a Wiener "
+           "phase, L(f) = linewidth / (2 pi f^2))"),
 ]
 
 # Thresholds used by the engine to call a lossy run host-limited (docs/performance.md).

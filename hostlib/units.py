@@ -70,6 +70,8 @@ _UNITS: dict[str, dict[str, float]] = {
     "dbfs": {"dBFS": 1.0},
     # Parts per million (a frequency error relative to the nominal frequency).
     "ppm": {"ppm": 1.0},
+    # A time in samples of the stream (the channel's fractional delay: 0.37 samples).
+    "samples": {"samples": 1.0, "sample": 1.0},
     # Angles in degrees.
     "angle": {"deg": 1.0, "°": 1.0, "rad": 180 / math.pi},
 }

@@ -1146,6 +1146,10 @@ RF QPSK impaired
     [Tags]    device:dut    transport:udp    direction:rx    rf
     Run Hilrig Case
 
+RF QPSK phase noise
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
 RF SNR sweep [channel.snr=10 dB]
     [Tags]    device:dut    transport:udp    direction:rx    rf    sweep
     Run Hilrig Case
@@ -1167,6 +1171,10 @@ RF tone clean
     Run Hilrig Case
 
 RF tone impaired
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
+RF tone SCO and delay
     [Tags]    device:dut    transport:udp    direction:rx    rf
     Run Hilrig Case
 

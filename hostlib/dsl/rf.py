@@ -19,6 +19,8 @@ DEFAULT_ROLLOFF = 0.35
 FRAME_SYMBOLS = 1024
 RRC_SPAN_SYMBOLS = 16
 MAX_SAMPLES_PER_SYMBOL = 64
+# The phase noise's linewidth at most this share of the rate (the core's bound, rf/phase_noise.hpp).
+MAX_LINEWIDTH_OF_RATE = 0.01
 
 
 def min_modem_samples(samples_per_symbol: int) -> int:
@@ -116,6 +118,11 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
     c = m.channel
     if c is not None and not -rate_sps / 2 < c.cfo < rate_sps / 2:
         errs.append((("channel", "cfo"), f"{c.cfo:g} Hz is outside the band of the {rate_sps:g} S/s stream"))
+    if c is not None and c.phase_noise is not None and c.phase_noise.linewidth > rate_sps * MAX_LINEWIDTH_OF_RATE:
+        errs.append((("channel", "phase_noise", "linewidth"),
+                     f"{c.phase_noise.linewidth:g} Hz is more than {MAX_LINEWIDTH_OF_RATE:g} of the {rate_sps:g} S/s "
+                     f"stream's rate (at most {rate_sps * MAX_LINEWIDTH_OF_RATE:g} Hz: the phase would wander "
+                     "0.25 rad a sample)"))
     capture = m.signal.capture
     if capture > m.duration * rate_sps:
         errs.append((("signal", "capture"), f"{capture} samples take {capture / rate_sps:g} s at {rate_sps:g} S/s, "
@@ -126,5 +133,6 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
         gain_db=c.gain, snr_db=c.snr, cfo_hz=c.cfo,
         iq_gain_db=c.iq_imbalance.gain if c.iq_imbalance else 0.0,
         iq_phase_deg=c.iq_imbalance.phase if c.iq_imbalance else 0.0,
-        dc_i=c.dc.i if c.dc else 0.0, dc_q=c.dc.q if c.dc else 0.0, c3=c.cubic, seed=c.seed)
+        dc_i=c.dc.i if c.dc else 0.0, dc_q=c.dc.q if c.dc else 0.0, c3=c.cubic, seed=c.seed,
+        sco_ppm=c.sco, delay_samples=c.delay, phase_noise_hz=c.phase_noise.linewidth if c.phase_noise else 0.0)
     return Signal(tones=tones, modulation=modulation, channel=channel, capture_samples=capture), []

@@ -276,9 +276,17 @@ class DcModel(BaseModel):
     q: Annotated[float, quantity("count", minimum=-1, maximum=1)] = 0.0
 
 
+class PhaseNoiseModel(BaseModel):
+    """The LO's phase noise: a Wiener (random-walk) phase of the given 3 dB (full) linewidth,
+    L(f) = linewidth / (2 pi f^2) (docs/rf.md "Phase noise")."""
+    model_config = _Strict
+    linewidth: Annotated[float, quantity("frequency", require_unit=True, minimum=0, what=" Hz")]
+
+
 class ChannelModel(BaseModel):
     """`channel:` the simulator's seeded channel, applied at stream rate in the order
-    gain, cfo, cubic, iq_imbalance, dc, noise (docs/rf.md "The channel")."""
+    sco and delay (the receiver's sampling instants), phase_noise, gain, cfo, cubic,
+    iq_imbalance, dc, noise (docs/rf.md "The channel")."""
     model_config = _Strict
     gain: Annotated[float, quantity("db", minimum=-200, maximum=60, what=" dB")] = 0.0
     snr: Annotated[float, quantity("db", minimum=-50, maximum=300, what=" dB")] | None = None  # None: no noise
@@ -286,6 +294,10 @@ class ChannelModel(BaseModel):
     iq_imbalance: IqImbalanceModel | None = None
     dc: DcModel | None = None
     cubic: Annotated[float, quantity("count", minimum=-10, maximum=10)] = 0.0   # per-rail c3: I + c3*I^3
+    # The receiver's sample clock fast by sco (a tone at f reads f / (1 + sco)), read late by delay.
+    sco: Annotated[float, quantity("ppm", require_unit=True, minimum=-1000, maximum=1000, what=" ppm")] = 0.0
+    delay: Annotated[float, quantity("samples", require_unit=True, minimum=0, maximum=1000, what=" samples")] = 0.0
+    phase_noise: PhaseNoiseModel | None = None
     seed: Annotated[int, Field(strict=True, ge=0, le=MAX_SEED)] = 1
 
 
@@ -403,8 +415,9 @@ def _sweep_keys() -> list[str]:
     keys += [f"link.{side}.{k}" for side in ("up", "down") for k in LinkDirectionModel.model_fields
              if k != "burst_loss"]
     keys += [f"signal.{k}" for k in SignalModel.model_fields if k not in ("kind", "tones")]
-    keys += [f"channel.{k}" for k in ChannelModel.model_fields if k not in ("iq_imbalance", "dc")]
+    keys += [f"channel.{k}" for k in ChannelModel.model_fields if k not in ("iq_imbalance", "dc", "phase_noise")]
     keys += [f"channel.iq_imbalance.{k}" for k in IqImbalanceModel.model_fields]
+    keys += [f"channel.phase_noise.{k}" for k in PhaseNoiseModel.model_fields]
     keys += [f"channel.dc.{k}" for k in DcModel.model_fields]
     return keys
 

@@ -45,7 +45,20 @@ class RfOutcome:
 
 def _native_channel(c: RfChannel):
     return native().RfChannel(gain_db=c.gain_db, snr_db=c.snr_db, cfo_hz=c.cfo_hz, iq_gain_db=c.iq_gain_db,
-                              iq_phase_deg=c.iq_phase_deg, dc_offset=complex(c.dc_i, c.dc_q), c3=c.c3, seed=c.seed)
+                              iq_phase_deg=c.iq_phase_deg, dc_offset=complex(c.dc_i, c.dc_q), c3=c.c3, seed=c.seed,
+                              sco_ppm=c.sco_ppm, delay_samples=c.delay_samples, phase_noise_hz=c.phase_noise_hz)
+
+
+def _received_hz(c: RfChannel, freq_hz: float) -> float:
+    """Where a sent tone lands: the receiver's clock fast by sco reads f / (1 + sco), then the CFO."""
+    return freq_hz / (1 + c.sco_ppm * 1e-6) + c.cfo_hz
+
+
+def _injected_timing(c: RfChannel) -> dict[str, float]:
+    """The timing and phase noise stages' values, where on (the evidence's record of them)."""
+    given = {"injected_sco_ppm": c.sco_ppm, "injected_delay_samples": c.delay_samples,
+             "injected_phase_noise_hz": c.phase_noise_hz}
+    return {k: v for k, v in given.items() if v}
 
 
 def _db(power: float) -> float:
@@ -56,8 +69,7 @@ def others_hz(signal: Signal) -> list[float]:
     """Where the signal's other tones (and their images) sit after the CFO: what the
     analyzer sets aside from the noise when it measures the strongest tone."""
     main = _strongest(signal)
-    cfo = signal.channel.cfo_hz
-    return [s * (t.frequency_hz + cfo) for t in signal.tones if t is not main for s in (1, -1)]
+    return [s * _received_hz(signal.channel, t.frequency_hz) for t in signal.tones if t is not main for s in (1, -1)]
 
 
 def _strongest(signal: Signal) -> RfTone:
@@ -70,13 +82,17 @@ def injected_truth(signal: Signal) -> dict[str, float]:
     components beside the analyzed one (SFDR's truth is the strongest of them, or the
     image, whichever is larger); its SNR truth is the injected SNR times the tone's share
     of the signal's power (the noise is relative to all of it), stated without a cubic
-    (which mixes the tones); its THD truth is not stated."""
+    (which mixes the tones); its THD truth is not stated. The frequency's truth is
+    f / (1 + sco) + cfo - f (the SCO's part -f·sco for small sco); under phase noise the
+    SNR's truth is not stated (its skirt reaches the noise bins)."""
     from ..reference.rf import ToneTruth  # numpy: only when an RF case runs
 
     main = _strongest(signal)
     c = signal.channel
     truth = ToneTruth(**_native_channel(c).tone_truth(main.frequency_hz, main.amplitude))
-    out: dict[str, float] = {"injected_freq_error_hz": c.cfo_hz, "injected_tone_power_dbfs": truth.power_dbfs}
+    eps = c.sco_ppm * 1e-6   # f / (1 + eps) - f = -f eps / (1 + eps): exactly the CFO without an SCO
+    out: dict[str, float] = {"injected_freq_error_hz": c.cfo_hz - main.frequency_hz * (eps / (1 + eps)),
+                             "injected_tone_power_dbfs": truth.power_dbfs, **_injected_timing(c)}
     others = [_db(t.amplitude ** 2 / main.amplitude ** 2) for t in signal.tones if t is not main]
     spurs = [x for x in (truth.image_dbc, truth.spur_dbc if not others else None) if x is not None] + others
     if spurs:
@@ -90,7 +106,7 @@ def injected_truth(signal: Signal) -> dict[str, float]:
             out["injected_snr_db"] = truth.snr_db
         if truth.spur_dbc is not None:
             out["injected_thd_dbc"] = truth.spur_dbc
-    elif c.snr_db is not None and c.c3 == 0:
+    elif c.snr_db is not None and c.c3 == 0 and not c.phase_noise_hz:
         # Without a cubic the tones (and their images) add in power: sum of gain^2 a_k^2 (1 + g^2) / 2
         # (|mu|^2 + |nu|^2 = (1 + g^2) / 2 for a Q rail gain g), the tone's own part |mu|^2 gain^2 a^2.
         g2 = 10 ** (c.iq_gain_db / 10)
@@ -114,25 +130,32 @@ def modem_ber(scheme: str, snr_symbol: float) -> float:
     return (4 / k) * (1 - 1 / math.sqrt(m)) * _q(math.sqrt(3 * k / (m - 1) * ebn0))
 
 
-def injected_modem_truth(signal: Signal) -> dict[str, float]:
+def injected_modem_truth(signal: Signal, rate_sps: float, capture_samples: int) -> dict[str, float]:
     """The channel's truth for a modulated signal (docs/rf.md "Modulated signals"): the
-    carrier offset, and without a cubic or DC offset the EVM that AWGN and the IQ image
-    give after an ideal matched filter, and the BER of that symbol SNR:
+    carrier offset, and without a cubic, DC offset, SCO or a delay that is not a whole
+    sample the EVM that AWGN, the IQ image and phase noise give after an ideal matched
+    filter, and the BER of that symbol SNR:
 
-        EVM^2 = P (|mu|^2 + |nu|^2) / (|mu|^2 A^2 snr) + |nu|^2 / |mu|^2
+        EVM^2 = P (|mu|^2 + |nu|^2) / (|mu|^2 A^2 snr) + |nu|^2 / |mu|^2 + 2 (1 - exp(-v/2)),
+        v = 2 pi linewidth / fs * T / 15
 
     P the sent samples' mean power (amplitude^2 for symbols of unit power), A = amplitude *
     sqrt(sps) the symbols' amplitude after the unit-energy matched filter (which keeps the
     per-sample noise variance: the symbol SNR is sps times the per-sample SNR), snr the
     channel's per-sample SNR over the band fs, mu and nu the IQ imbalance's (the image
-    nu*conj(x) is uncorrelated with the symbols and adds as noise)."""
+    nu*conj(x) is uncorrelated with the symbols and adds as noise), v the mean-square of the
+    Wiener phase less the line (frequency and phase) the analyzer fits over the capture's
+    T samples (hostlib.reference.rf.phase_noise_evm2). The SCO scales the baseband only: the
+    carrier offset's truth stays the CFO."""
     mod = signal.modulation
     assert mod is not None
     c = signal.channel
-    out = {"injected_freq_error_hz": c.cfo_hz}
-    if c.c3 != 0 or c.dc_i != 0 or c.dc_q != 0:
+    out = {"injected_freq_error_hz": c.cfo_hz, **_injected_timing(c)}
+    if c.c3 != 0 or c.dc_i != 0 or c.dc_q != 0 or c.sco_ppm != 0 or c.delay_samples != round(c.delay_samples):
         return out
     import numpy as np  # only when an RF case runs
+
+    from ..reference.rf import phase_noise_evm2
 
     frame = native().rf_modem_frame(mod.scheme, mod.samples_per_symbol, mod.rolloff, mod.amplitude,
                                     mod.payload_seed)
@@ -146,6 +169,8 @@ def injected_modem_truth(signal: Signal) -> dict[str, float]:
         a2 = mod.amplitude ** 2 * mod.samples_per_symbol
         noise = sent_power * (abs(mu) ** 2 + abs(nu) ** 2) / (abs(mu) ** 2 * a2 * 10 ** (c.snr_db / 10))
     evm2 = noise + image
+    if c.phase_noise_hz:
+        evm2 += phase_noise_evm2(c.phase_noise_hz, rate_sps, capture_samples)
     if evm2 > 0:
         out["injected_evm_rms_pct"] = 100 * math.sqrt(evm2)
         out["injected_ber"] = modem_ber(mod.scheme, 1 / evm2)
@@ -170,7 +195,7 @@ def _modem_outcome(case: Case, capture: RfCapture, mod: RfModulation) -> RfOutco
         "freq_error_hz": a["cfo_hz"],
         "rf_capture_samples": float(len(capture.samples)),
         "rf_capture_restarts": float(capture.restarts),
-        **injected_modem_truth(signal),
+        **injected_modem_truth(signal, case.rate_sps, len(capture.samples)),
     }
     return RfOutcome(metrics, [(float(v.real), float(v.imag)) for v in a["constellation"]],
                      [(float(v.real), float(v.imag)) for v in ideal])
@@ -256,7 +281,7 @@ def rf_markers(signal: Signal, metrics: dict[str, float], fs_hz: float) -> list[
     ]
     out += [{"what": f"harmonic {sign * k}", "freq_hz": fold_hz(sign * k * f, fs_hz),
              "power_dbfs": None} for k in HARMONICS for sign in (1, -1)]
-    cfo = signal.channel.cfo_hz
-    out += [{"what": f"tone {i}", "freq_hz": fold_hz(t.frequency_hz + cfo, fs_hz), "power_dbfs": None}
+    out += [{"what": f"tone {i}", "freq_hz": fold_hz(_received_hz(signal.channel, t.frequency_hz), fs_hz),
+             "power_dbfs": None}
             for i, t in enumerate((t for t in signal.tones if t is not main), start=2)]
     return out

@@ -77,6 +77,11 @@ CAPTURES = [
     Capture("multitone_clean_ci16", "three tones (-6, -26, -46 dBFS), no impairment: the ci16 quantisation alone",
             8192, FS_HZ * 0.1234567, 0.5, Channel(), "ci16_le",
             tones=((FS_HZ * 0.1234567, 0.5), (-FS_HZ * 0.2109876, 0.05), (FS_HZ * 0.3456789, 0.005))),
+    # The timing stage (SCO and fractional delay): deterministic, so the core's Channel::apply must
+    # give these samples to float32's precision (gtest RfTiming.SharedCaptureIsTheCoresTimingStage).
+    Capture("multitone_sco_delay_cf32", "three tones read by a clock 50 ppm fast, 2.37 samples late, gain -2 dB, "
+            "no noise", 8192, FS_HZ * 0.1234567, 0.5, Channel(gain_db=-2.0, sco_ppm=50.0, delay_samples=2.37),
+            "cf32_le", tones=((FS_HZ * 0.1234567, 0.5), (-FS_HZ * 0.2109876, 0.05), (FS_HZ * 0.3456789, 0.005))),
 ]
 
 

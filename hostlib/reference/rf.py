@@ -7,7 +7,9 @@ shared vectors; it is written for clarity, not speed (numpy, one capture at a ti
 Conventions (complex baseband, full scale 1.0: an sc16 sample of 32767 is 1.0):
 - a tone is A·exp(j(2π f n / fs + θ)); its power is A² (0 dBFS at A = 1);
 - powers in dB are of the complex signal over the whole band fs;
-- the channel applies, in this order: gain, carrier frequency offset (the LO's, before
+- the channel applies, in this order: the receiver's sampling instants (sample-clock
+  offset and fractional delay, `timing`), the LO's phase noise (a Wiener phase), gain,
+  carrier frequency offset (the LO's, before
   the baseband's impairments), per-rail third-order nonlinearity (I + c3·I³,
   Q + c3·Q³), IQ imbalance (Q rail gain g and skew φ), DC offset, then complex white
   Gaussian noise at the SNR asked for, relative to
@@ -16,13 +18,15 @@ Conventions (complex baseband, full scale 1.0: an sc16 sample of 32767 is 1.0):
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz", "multitone", "quantize", "tone"]
+__all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz", "multitone", "phase_noise_evm2",
+           "quantize", "timing", "timing_taps", "tone"]
 
 # Bins either side of a tone's (or DC's) peak that hold its main lobe in the
 # 4-term Blackman-Harris window (main lobe ±4 bins; one more for an off-bin tone).
@@ -54,6 +58,58 @@ def quantize(x: np.ndarray, bits: int) -> np.ndarray:
     return rails[0] + 1j * rails[1]
 
 
+# The timing stage's interpolator (rf/timing.hpp): a Kaiser-windowed sinc of TIMING_TAPS taps,
+# tabulated at TIMING_PHASES + 1 fractions of a sample, blended linearly between two rows.
+TIMING_TAPS = 32
+TIMING_PHASES = 256
+TIMING_BETA = 8.0
+
+
+@functools.cache
+def _timing_table() -> np.ndarray:
+    mu = np.arange(TIMING_PHASES + 1)[:, None] / TIMING_PHASES
+    d = (np.arange(TIMING_TAPS)[None, :] - (TIMING_TAPS // 2 - 1)) - mu   # tap's distance from the instant
+    u = d / (TIMING_TAPS / 2)
+    w = np.where(np.abs(u) >= 1, 0.0, np.i0(TIMING_BETA * np.sqrt(np.clip(1 - u * u, 0, None))) / np.i0(TIMING_BETA))
+    h = np.sinc(d) * w
+    return h / h.sum(axis=1, keepdims=True)
+
+
+def timing_taps(mu: np.ndarray) -> np.ndarray:
+    """The interpolator's taps (one row per fraction mu in [0, 1]) for inputs base - 15 .. base + 16."""
+    table = _timing_table()
+    pos = np.asarray(mu, dtype=float) * TIMING_PHASES
+    row = np.minimum(pos.astype(np.int64), TIMING_PHASES - 1)
+    frac = (pos - row)[..., None]
+    return table[row] + frac * (table[row + 1] - table[row])
+
+
+def timing(x: np.ndarray, sco_ppm: float, delay_samples: float, first: int = 0) -> np.ndarray:
+    """Output n (n = first .. first + len(x) - 1 of the stream; x holds stream samples first ..)
+    is x read at t_n = n / (1 + sco_ppm·1e-6) - delay_samples, x zero outside the block: the
+    core's TimingStage, the same arithmetic. A receiver clock fast by sco_ppm reads a tone at
+    f / (1 + sco_ppm·1e-6); a delay D turns it by -2π f D / fs."""
+    n = np.arange(first, first + len(x), dtype=np.int64)
+    eps = sco_ppm * 1e-6
+    s = n.astype(float) * (eps / (1 + eps)) + delay_samples
+    q = np.floor(s)
+    base = n - q.astype(np.int64) - 1
+    h = timing_taps(1.0 - (s - q))
+    idx = base[:, None] - (TIMING_TAPS // 2 - 1) + np.arange(TIMING_TAPS)[None, :] - first
+    inside = (idx >= 0) & (idx < len(x))
+    taken = np.where(inside, x[np.clip(idx, 0, max(len(x) - 1, 0))], 0)
+    return np.sum(h * taken.real, axis=1) + 1j * np.sum(h * taken.imag, axis=1)
+
+
+def phase_noise_evm2(linewidth_hz: float, fs_hz: float, span_samples: float) -> float:
+    """The mean-square error a Wiener phase of 3 dB linewidth adds to unit-power symbols once an
+    estimator has taken out the best line (frequency and phase) over span_samples: the walk
+    less its least-squares line has mean-square D·T/15 (D = 2π·linewidth/fs per sample, T the
+    span), and E|e^(jθ) - 1|² = 2(1 - e^(-var/2))."""
+    var = 2 * math.pi * linewidth_hz / fs_hz * span_samples / 15
+    return 2 * (1 - math.exp(-var / 2))
+
+
 @dataclass(frozen=True)
 class ToneTruth:
     """What the channel did to a tone, in the analyzer's terms."""
@@ -78,6 +134,9 @@ class Channel:
     dc_offset: complex = 0j
     c3: float = 0.0                # per-rail cubic coefficient
     seed: int = 0
+    sco_ppm: float = 0.0           # the receiver's sample clock fast by this much (timing)
+    delay_samples: float = 0.0     # a fractional delay (timing)
+    phase_noise_hz: float = 0.0    # the LO's 3 dB linewidth: a Wiener phase of step variance 2π·lw/fs
 
     def _iq(self) -> tuple[complex, complex]:
         """y = mu·x + nu·conj(x) for the IQ imbalance (I kept, Q = g(Q cos φ - I sin φ))."""
@@ -85,7 +144,14 @@ class Channel:
         return (1 + g * np.exp(-1j * phi)) / 2, (1 - g * np.exp(1j * phi)) / 2
 
     def apply(self, x: np.ndarray, fs_hz: float) -> np.ndarray:
-        y = x * 10 ** (self.gain_db / 20)
+        y = x
+        if self.sco_ppm or self.delay_samples:
+            y = timing(y, self.sco_ppm, self.delay_samples)
+        if self.phase_noise_hz:   # numpy's generator: the core's walk is the same process, not the same draws
+            rng_pn = np.random.default_rng([self.seed, 1])
+            step = math.sqrt(2 * math.pi * self.phase_noise_hz / fs_hz)
+            y = y * np.exp(1j * np.cumsum(step * rng_pn.standard_normal(len(y))))
+        y = y * 10 ** (self.gain_db / 20)
         if self.cfo_hz:   # the LO's offset comes before the baseband's impairments
             y = y * np.exp(2j * np.pi * self.cfo_hz / fs_hz * np.arange(len(y)))
         if self.c3:
@@ -109,8 +175,9 @@ class Channel:
         tone_amp, image_amp = abs(mu) * main, abs(nu) * main
         dc = abs(self.dc_offset)
         return ToneTruth(
-            freq_hz=freq_hz + self.cfo_hz, power_dbfs=_db(tone_amp ** 2),
-            snr_db=self.snr_db, image_dbc=_db(image_amp ** 2 / tone_amp ** 2) if image_amp > 0 else None,
+            freq_hz=freq_hz / (1 + self.sco_ppm * 1e-6) + self.cfo_hz, power_dbfs=_db(tone_amp ** 2),
+            snr_db=self.snr_db if not self.phase_noise_hz else None,
+            image_dbc=_db(image_amp ** 2 / tone_amp ** 2) if image_amp > 0 else None,
             spur_dbc=_db((abs(mu) * spur) ** 2 / tone_amp ** 2) if spur > 0 else None,
             dc_dbfs=_db(dc * dc) if dc > 0 else None)
 

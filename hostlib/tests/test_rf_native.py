@@ -127,7 +127,7 @@ def test_native_figures_are_the_reference_dataclasses_fields() -> None:
 def test_native_and_reference_agree_with_other_tones_set_aside() -> None:
     """A multitone's other tones set aside from the noise (analyze_tone's aside_hz): both
     implementations take the same bins out, and the noise no longer holds those tones."""
-    [vec] = [v for v in INDEX["vectors"] if v["signal"]["kind"] == "multitone"]
+    [vec] = [v for v in INDEX["vectors"] if v["name"] == "multitone_clean_ci16"]
     x = gen.read_capture(RF_DIR / vec["file"], vec["datatype"])
     others = [f for f, _ in vec["signal"]["tones"][1:]]
     ref = dataclasses.asdict(analyze_tone(x, FS_HZ, others))

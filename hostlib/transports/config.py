@@ -293,11 +293,15 @@ class RfChannel:
     dc_q: float = 0.0
     c3: float = 0.0                 # per-rail cubic coefficient
     seed: int = 1
+    sco_ppm: float = 0.0            # the receiver's sample clock fast by this much
+    delay_samples: float = 0.0      # read late by this many samples
+    phase_noise_hz: float = 0.0     # the LO's 3 dB linewidth (a Wiener phase); 0: none
 
     def to_json(self) -> JsonObject:
         return {"gain_db": self.gain_db, "snr_db": self.snr_db, "cfo_hz": self.cfo_hz,
                 "iq_gain_db": self.iq_gain_db, "iq_phase_deg": self.iq_phase_deg, "dc_i": self.dc_i,
-                "dc_q": self.dc_q, "c3": self.c3, "seed": self.seed}
+                "dc_q": self.dc_q, "c3": self.c3, "seed": self.seed, "sco_ppm": self.sco_ppm,
+                "delay_samples": self.delay_samples, "phase_noise_hz": self.phase_noise_hz}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -354,7 +358,11 @@ class Signal:
             channel=RfChannel(gain_db=_float(c, "gain_db", cw), snr_db=None if snr is None else _float(c, "snr_db", cw),
                               cfo_hz=_float(c, "cfo_hz", cw), iq_gain_db=_float(c, "iq_gain_db", cw),
                               iq_phase_deg=_float(c, "iq_phase_deg", cw), dc_i=_float(c, "dc_i", cw),
-                              dc_q=_float(c, "dc_q", cw), c3=_float(c, "c3", cw), seed=_int(c, "seed", cw)),
+                              dc_q=_float(c, "dc_q", cw), c3=_float(c, "c3", cw), seed=_int(c, "seed", cw),
+                              # absent in older configs: 0 (no timing, no phase noise)
+                              sco_ppm=_float(c, "sco_ppm", cw) if "sco_ppm" in c else 0.0,
+                              delay_samples=_float(c, "delay_samples", cw) if "delay_samples" in c else 0.0,
+                              phase_noise_hz=_float(c, "phase_noise_hz", cw) if "phase_noise_hz" in c else 0.0),
             capture_samples=_int(d, "capture_samples", where))
 
 

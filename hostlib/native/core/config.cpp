@@ -134,6 +134,9 @@ json to_json(const rf::SignalSpec& s) {
             {"dc_i", c.dc_offset.real()},
             {"dc_q", c.dc_offset.imag()},
             {"c3", c.c3},
+            {"sco_ppm", c.sco_ppm},
+            {"delay_samples", c.delay_samples},
+            {"phase_noise_hz", c.phase_noise_hz},
             {"seed", c.seed}}},
           {"capture_samples", s.capture_samples}};
 }
@@ -188,6 +191,10 @@ rf::SignalSpec signal_from_json(const json& j, double rate_sps, const std::strin
   s.channel.iq_phase_deg = finite(c, "iq_phase_deg", cw, -45, 45);
   s.channel.dc_offset = {finite(c, "dc_i", cw, -1, 1), finite(c, "dc_q", cw, -1, 1)};
   s.channel.c3 = finite(c, "c3", cw, -10, 10);
+  // Older configs carry no timing or phase noise: absent is 0.
+  if (c.contains("sco_ppm")) s.channel.sco_ppm = finite(c, "sco_ppm", cw, -1000, 1000);
+  if (c.contains("delay_samples")) s.channel.delay_samples = finite(c, "delay_samples", cw, -1000, 1000);
+  if (c.contains("phase_noise_hz")) s.channel.phase_noise_hz = finite(c, "phase_noise_hz", cw, 0, rate_sps / 100);
   s.channel.seed = get_uint(c, "seed", 0, ~std::uint64_t(0), cw);
   const std::uint64_t min_capture = s.modulation ? rf::min_modem_samples(*s.modulation) : rf::kMinToneSamples;
   s.capture_samples = std::uint32_t(get_uint(j, "capture_samples", min_capture, kMaxCaptureSamples, where));

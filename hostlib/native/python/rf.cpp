@@ -115,7 +115,8 @@ void hilrig_bind_rf(py::module_& m) {
                                   "The core's RF channel: hostlib.reference.rf.Channel's impairments, in its order; "
                                   "the noise is the core's own seeded generator (xoshiro256++, ziggurat).")
       .def(py::init([](double gain_db, std::optional<double> snr_db, double cfo_hz, double iq_gain_db,
-                       double iq_phase_deg, cd dc_offset, double c3, std::uint64_t seed) {
+                       double iq_phase_deg, cd dc_offset, double c3, std::uint64_t seed, double sco_ppm,
+                       double delay_samples, double phase_noise_hz) {
              hilrig::rf::Channel c;
              c.gain_db = gain_db;
              c.snr_db = snr_db;
@@ -125,11 +126,15 @@ void hilrig_bind_rf(py::module_& m) {
              c.dc_offset = dc_offset;
              c.c3 = c3;
              c.seed = seed;
+             c.sco_ppm = sco_ppm;
+             c.delay_samples = delay_samples;
+             c.phase_noise_hz = phase_noise_hz;
              return c;
            }),
            py::kw_only(), py::arg("gain_db") = 0.0, py::arg("snr_db") = py::none(), py::arg("cfo_hz") = 0.0,
            py::arg("iq_gain_db") = 0.0, py::arg("iq_phase_deg") = 0.0, py::arg("dc_offset") = cd{},
-           py::arg("c3") = 0.0, py::arg("seed") = 0)
+           py::arg("c3") = 0.0, py::arg("seed") = 0, py::arg("sco_ppm") = 0.0, py::arg("delay_samples") = 0.0,
+           py::arg("phase_noise_hz") = 0.0)
       .def(
           "apply",
           [](const hilrig::rf::Channel& c, const CArray& x, double fs_hz) {

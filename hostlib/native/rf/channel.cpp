@@ -8,6 +8,8 @@
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/gaussian.hpp"
+#include "hilrig/rf/phase_noise.hpp"
+#include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
 namespace {
@@ -78,13 +80,23 @@ void ChannelPath::distort_block(double* __restrict re, double* __restrict im, st
 
 std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) const {
   const ChannelPath path(*this, fs_hz);
+  const TimingStage timing(sco_ppm, delay_samples);
+  PhaseNoise phase_noise(phase_noise_hz, fs_hz, seed);
   constexpr std::size_t kBlock = ChannelPath::kBlock;
   std::vector<cdouble> y(x.size());
   std::array<double, kBlock> re, im;
   double power_sum = 0;
   for (std::size_t n0 = 0; n0 < x.size(); n0 += kBlock) {
     const std::size_t count = std::min(kBlock, x.size() - n0);
-    for (std::size_t k = 0; k < count; ++k) re[k] = x[n0 + k].real(), im[k] = x[n0 + k].imag();
+    if (timing.active()) {  // off: not a branch per sample
+      for (std::size_t k = 0; k < count; ++k) {
+        const cdouble s = timing.at_block(n0 + k, x.data(), x.size());
+        re[k] = s.real(), im[k] = s.imag();
+      }
+    } else {
+      for (std::size_t k = 0; k < count; ++k) re[k] = x[n0 + k].real(), im[k] = x[n0 + k].imag();
+    }
+    if (phase_noise.active()) phase_noise.rotate(re.data(), im.data(), count);
     path.distort_block(re.data(), im.data(), count, n0);
     double block_power = 0;
     for (std::size_t k = 0; k < count; ++k) block_power += re[k] * re[k] + im[k] * im[k];
@@ -109,9 +121,9 @@ ToneTruth Channel::tone_truth(double freq_hz, double amplitude) const {
   const double tone_amp = std::abs(mu) * main, image_amp = std::abs(nu) * main;
   const double dc = std::abs(dc_offset);
   ToneTruth t;
-  t.freq_hz = freq_hz + cfo_hz;
+  t.freq_hz = freq_hz / (1 + sco_ppm * 1e-6) + cfo_hz;  // the receiver's clock fast by sco_ppm: f reads low
   t.power_dbfs = power_db(tone_amp * tone_amp);
-  t.snr_db = snr_db;
+  if (phase_noise_hz == 0) t.snr_db = snr_db;  // phase noise's skirt reaches the noise bins: not stated
   if (image_amp > 0) t.image_dbc = power_db(image_amp * image_amp / (tone_amp * tone_amp));
   if (spur > 0) t.spur_dbc = power_db(std::norm(std::abs(mu) * spur) / (tone_amp * tone_amp));
   if (dc > 0) t.dc_dbfs = power_db(dc * dc);

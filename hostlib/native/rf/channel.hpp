@@ -35,15 +35,23 @@ struct Channel {
   cdouble dc_offset{};
   double c3 = 0;            // per-rail cubic coefficient
   std::uint64_t seed = 0;
+  // The receiver's timing and LO (timing.hpp, phase_noise.hpp), applied to the signal before
+  // the impairments above: sample n reads the signal at n / (1 + sco_ppm*1e-6) - delay_samples,
+  // then turns by the Wiener phase of 3 dB linewidth phase_noise_hz.
+  double sco_ppm = 0;
+  double delay_samples = 0;
+  double phase_noise_hz = 0;
 
   // y = mu*x + nu*conj(x): I kept, Q' = g(Q cos(phi) - I sin(phi)).
   std::pair<cdouble, cdouble> iq_mu_nu() const;
 
-  // In order: gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort_block), DC, then
+  // In order: SCO and fractional delay (the block read as zero outside it), phase noise,
+  // gain, CFO, per-rail cubic, IQ imbalance (ChannelPath::distort_block), DC, then
   // complex AWGN of variance P / 10^(snr_db/10), P the mean power of the signal before
   // the DC offset.
   std::vector<cdouble> apply(std::span<const cdouble> x, double fs_hz) const;
 
+  // freq_hz: (f / (1 + sco_ppm*1e-6)) + cfo; snr_db not stated (nullopt) under phase noise.
   ToneTruth tone_truth(double freq_hz, double amplitude) const;
 };
 

@@ -27,8 +27,9 @@ SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
     : tones_(spec.tones),
       period_(spec.modulation ? modem_frame(*spec.modulation).samples : std::vector<cdouble>{}),
       fs_hz_(fs_hz), path_(spec.channel, fs_hz), dc_(spec.channel.dc_offset),
-      noise_(spec.channel.seed), block_re_(kBlock), block_im_(kBlock), work_re_(kBlock), work_im_(kBlock),
-      rails16_(2 * kBlock), rails8_(2 * kBlock) {
+      noise_(spec.channel.seed), timing_(spec.channel.sco_ppm, spec.channel.delay_samples),
+      phase_noise_(spec.channel.phase_noise_hz, fs_hz, spec.channel.seed), block_re_(kBlock),
+      block_im_(kBlock), work_re_(kBlock), work_im_(kBlock), rails16_(2 * kBlock), rails8_(2 * kBlock) {
   if (period_.empty()) {
     tone_re_.resize(tones_.size() * kBlock);
     tone_im_.resize(tones_.size() * kBlock);
@@ -40,43 +41,78 @@ SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
       }
   }
   if (spec.channel.snr_db) {
+    PhaseNoise walk = phase_noise_;  // the stream's own walk starts at tick 0 still
     double power_sum = 0;
     for (std::uint64_t m = 0; m < kPowerSamples / kBlock; ++m) {
-      deterministic(m, work_re_.data(), work_im_.data());
+      deterministic(m, work_re_.data(), work_im_.data(), walk);
       for (std::size_t k = 0; k < kBlock; ++k) power_sum += work_re_[k] * work_re_[k] + work_im_[k] * work_im_[k];
     }
     sigma_ = std::sqrt(power_sum / double(kPowerSamples) / std::pow(10.0, *spec.channel.snr_db / 10));
   }
 }
 
-void SignalSource::deterministic(std::uint64_t m, double* __restrict re, double* __restrict im) const {
-  const std::uint64_t n0 = m * kBlock;
+void SignalSource::clean(std::int64_t first, std::size_t count, double* __restrict re, double* __restrict im) const {
+  if (first < 0) {  // the signal starts at tick 0
+    const std::size_t zeros = std::min(count, std::size_t(-first));
+    std::fill(re, re + zeros, 0.0);
+    std::fill(im, im + zeros, 0.0);
+    re += zeros, im += zeros, count -= zeros, first = 0;
+  }
+  std::uint64_t n0 = std::uint64_t(first);
   if (!period_.empty()) {
     std::size_t at = std::size_t(n0 % period_.size());
-    for (std::size_t k = 0; k < kBlock; ++k) {
+    for (std::size_t k = 0; k < count; ++k) {
       re[k] = period_[at].real(), im[k] = period_[at].imag();
       if (++at == period_.size()) at = 0;
     }
-  } else {
-    std::fill(re, re + kBlock, 0.0);
-    std::fill(im, im + kBlock, 0.0);
+    return;
+  }
+  while (count > 0) {  // pieces of at most kBlock, each from its own exact anchor
+    const std::size_t piece = std::min(count, kBlock);
+    std::fill(re, re + piece, 0.0);
+    std::fill(im, im + piece, 0.0);
     for (std::size_t t = 0; t < tones_.size(); ++t) {
-      const cdouble a = tones_at(std::span(tones_).subspan(t, 1), n0, fs_hz_);  // the block's anchor, exact
+      const cdouble a = tones_at(std::span(tones_).subspan(t, 1), n0, fs_hz_);  // the piece's anchor, exact
       const double ar = a.real(), ai = a.imag();
       const double* __restrict er = tone_re_.data() + t * kBlock;
       const double* __restrict ei = tone_im_.data() + t * kBlock;
-      for (std::size_t k = 0; k < kBlock; ++k) {
+      for (std::size_t k = 0; k < piece; ++k) {
         re[k] += ar * er[k] - ai * ei[k];
         im[k] += ar * ei[k] + ai * er[k];
       }
     }
+    re += piece, im += piece, count -= piece, n0 += piece;
   }
+}
+
+void SignalSource::deterministic(std::uint64_t m, double* __restrict re, double* __restrict im, PhaseNoise& walk) {
+  const std::uint64_t n0 = m * kBlock;
+  if (!timing_.active()) {
+    clean(std::int64_t(n0), kBlock, re, im);
+  } else {
+    // The input ticks the block's 32-tap reads span (bases rise with n).
+    constexpr std::int64_t kBefore = TimingStage::kTaps / 2 - 1, kAfter = TimingStage::kTaps / 2;
+    const std::int64_t b0 = timing_.where(n0).base, b1 = timing_.where(n0 + kBlock - 1).base;
+    const std::int64_t first = std::min(b0, b1) - kBefore;
+    const std::size_t span = std::size_t(std::max(b0, b1) + kAfter - first + 1);
+    if (in_re_.size() < span) in_re_.resize(span), in_im_.resize(span);
+    clean(first, span, in_re_.data(), in_im_.data());
+    const double* ir = in_re_.data();
+    const double* ii = in_im_.data();
+    for (std::size_t k = 0; k < kBlock; ++k) {
+      const cdouble v = timing_.at(n0 + k, [ir, ii, first](std::int64_t t) {
+        return cdouble(ir[t - first], ii[t - first]);
+      });
+      re[k] = v.real(), im[k] = v.imag();
+    }
+  }
+  if (walk.active()) walk.rotate(re, im, kBlock);
   path_.distort_block(re, im, kBlock, n0);
 }
 
 void SignalSource::load_block(std::uint64_t m) {
   if (m == block_) return;
-  deterministic(m, block_re_.data(), block_im_.data());
+  deterministic(m, block_re_.data(), block_im_.data(), phase_noise_);
   const double dr = dc_.real(), di = dc_.imag();
   for (std::size_t k = 0; k < kBlock; ++k) block_re_[k] += dr, block_im_[k] += di;
   block_ = m;

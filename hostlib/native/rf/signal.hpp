@@ -3,6 +3,7 @@
 // simulator's RX frames), and how much of it the host keeps for analysis
 // (docs/rf.md "In the simulator").
 #pragma once
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <optional>
@@ -13,6 +14,8 @@
 #include "hilrig/rf/channel.hpp"
 #include "hilrig/rf/gaussian.hpp"
 #include "hilrig/rf/modulation.hpp"
+#include "hilrig/rf/phase_noise.hpp"
+#include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
 
@@ -48,6 +51,10 @@ std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tone
 // its first kPowerSamples samples (Channel::apply's P for a block of that length).
 // Each tone's phasor at n = m*kBlock + j is the block's exact polar (tones_at's) times a
 // table's exp(j*2*pi*f/fs*j): no drift, and n's sample is the same whatever the frames.
+// The channel's timing stage reads the clean signal around each block's sampling instants
+// (zero before tick 0), and the phase-noise walk takes its steps block by block in the
+// order blocks are built (frames in tick order: the walk of Channel::apply). Both off:
+// the block path as it was, one flag test a block.
 class SignalSource {
  public:
   static constexpr std::size_t kPowerSamples = std::size_t(1) << 16;
@@ -59,8 +66,12 @@ class SignalSource {
 
  private:
   static constexpr std::size_t kBlock = ChannelPath::kBlock;
-  // Aligned block m's samples through the channel's deterministic part, no DC, as rails.
-  void deterministic(std::uint64_t m, double* re, double* im) const;
+  // The clean signal (tones or modulation, no channel) at ticks first .. first+count-1 as
+  // rails, zero before tick 0; tones from an exact polar at each kBlock piece's start.
+  void clean(std::int64_t first, std::size_t count, double* re, double* im) const;
+  // Aligned block m's samples through the channel's timing stage, the phase-noise walk
+  // (its next kBlock steps) and deterministic part, no DC, as rails.
+  void deterministic(std::uint64_t m, double* re, double* im, PhaseNoise& walk);
   // The block that holds tick n, with DC, in block_re_/block_im_ (kept: frames smaller
   // than a block reuse it).
   void load_block(std::uint64_t m);
@@ -72,8 +83,11 @@ class SignalSource {
   cdouble dc_;
   double sigma_ = 0;
   ComplexGaussian noise_;
+  TimingStage timing_;
+  PhaseNoise phase_noise_;
   std::uint64_t block_ = ~std::uint64_t(0);  // the block held (none yet)
   std::vector<double> block_re_, block_im_, work_re_, work_im_;
+  std::vector<double> in_re_, in_im_;  // the timing stage's input span for a block (empty: off)
   std::vector<std::int16_t> rails16_;
   std::vector<std::int8_t> rails8_;
 };
