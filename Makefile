@@ -140,22 +140,19 @@ robot-suite: venv
 	$(PY) -m hostlib.robot.suite testcases/
 
 # The result-shipping tests need both InfluxDB servers; `make run` does not.
-test: build influxdb lint test-native test-python test-robot-and-firmware
-
-# The Robot suite and the firmware tests side by side: Robot's real-time cases use about a
-# quarter of two cores, the firmware's simulator builds, synthesis and place-and-route are
-# CPU work that yields to them (nice 19; the cases hold on a busy host anyway). The
-# firmware's output is printed after Robot's, whole; either failing fails the target.
-.PHONY: test-robot-and-firmware
-test-robot-and-firmware:
+# The firmware tests (simulator builds, synthesis, place-and-route, the BMC: CPU work, no
+# real time) run beside all the others at nice 19, so they take only the CPU the real-time
+# tests leave idle (those hold on a busy host anyway). The firmware's output is printed at
+# the end, whole; either side failing fails the target.
+test: build influxdb
 	@mkdir -p $(BUILD)
 	@nice -n 19 $(MAKE) --no-print-directory test-firmware > $(BUILD)/test-firmware.log 2>&1 & firmware=$$!; \
-	$(MAKE) --no-print-directory test-robot; robot_rc=$$?; \
+	$(MAKE) --no-print-directory lint test-native test-python test-robot; rc=$$?; \
 	wait $$firmware; firmware_rc=$$?; \
-	echo "--- make test-firmware (ran beside Robot; also in $(BUILD)/test-firmware.log)"; \
+	echo "--- make test-firmware (ran beside the other tests; also in $(BUILD)/test-firmware.log)"; \
 	cat $(BUILD)/test-firmware.log; \
-	if [ $$robot_rc != 0 ] || [ $$firmware_rc != 0 ]; then \
-		echo "robot exit $$robot_rc, firmware exit $$firmware_rc" >&2; exit 1; fi
+	if [ $$rc != 0 ] || [ $$firmware_rc != 0 ]; then \
+		echo "tests exit $$rc, firmware exit $$firmware_rc" >&2; exit 1; fi
 
 # ruff + mypy (configured in pyproject.toml): zero findings on hostlib/ product code.
 .PHONY: lint
