@@ -45,8 +45,9 @@ def rows(n: int = 10_000_000, repeats: int = 5, peer_repeats: int = 1) -> list[t
     # The analyzer's capture: every impairment on but the CFO beside the cubic and imbalance (docs/rf.md).
     capture_channel = Channel(gain_db=-1.0, snr_db=60.0, iq_gain_db=0.2, iq_phase_deg=1.0,
                               dc_offset=0.001 + 0.002j, c3=-0.01, seed=1)
-    # The channel rows: every impairment on, the CFO too.
-    channel = dataclasses.replace(capture_channel, cfo_hz=1234.5)
+    # The channel rows: every impairment on: the CFO, the timing stage and phase noise too.
+    channel = dataclasses.replace(capture_channel, cfo_hz=1234.5, sco_ppm=25.0, delay_samples=0.37,
+                                  phase_noise_hz=10.0)
     f_hz = FS_HZ * 0.1234567
     x = tone(n, f_hz, FS_HZ, 0.5)
     capture = _native.RfChannel(**dataclasses.asdict(capture_channel)).apply(x, FS_HZ)

@@ -9,6 +9,7 @@
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/gaussian.hpp"
 #include "hilrig/rf/phase_noise.hpp"
+#include "hilrig/rf/simd_clones.hpp"
 #include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
@@ -42,6 +43,7 @@ ChannelPath::ChannelPath(const Channel& c, double fs_hz)
   }
 }
 
+HILRIG_SIMD_CLONES
 void ChannelPath::distort_block(double* __restrict re, double* __restrict im, std::size_t count, std::uint64_t n0) const {
   const std::size_t j0 = std::size_t(n0 % kBlock);
   const double g = gain_;
@@ -85,14 +87,19 @@ std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) co
   constexpr std::size_t kBlock = ChannelPath::kBlock;
   std::vector<cdouble> y(x.size());
   std::array<double, kBlock> re, im;
+  std::vector<double> in_re, in_im;  // the timing stage's input rails for a block
   double power_sum = 0;
   for (std::size_t n0 = 0; n0 < x.size(); n0 += kBlock) {
     const std::size_t count = std::min(kBlock, x.size() - n0);
-    if (timing.active()) {  // off: not a branch per sample
-      for (std::size_t k = 0; k < count; ++k) {
-        const cdouble s = timing.at_block(n0 + k, x.data(), x.size());
-        re[k] = s.real(), im[k] = s.imag();
+    if (timing.active()) {  // the block's reads as rails, zero outside x
+      const TimingStage::Reads in = timing.reads(n0, count);
+      in_re.assign(in.size, 0.0);
+      in_im.assign(in.size, 0.0);
+      for (std::size_t i = 0; i < in.size; ++i) {
+        const std::int64_t t = in.first + std::int64_t(i);
+        if (t >= 0 && std::uint64_t(t) < x.size()) in_re[i] = x[std::size_t(t)].real(), in_im[i] = x[std::size_t(t)].imag();
       }
+      timing.read(n0, count, in_re.data(), in_im.data(), in.first, re.data(), im.data());
     } else {
       for (std::size_t k = 0; k < count; ++k) re[k] = x[n0 + k].real(), im[k] = x[n0 + k].imag();
     }

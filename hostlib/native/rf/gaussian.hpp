@@ -73,6 +73,15 @@ class ComplexGaussian {
       }
     }
   }
+  // The next count standard normals, in order (as count calls of normal()).
+  void normals(double* out, std::size_t count) {
+    while (count > 0) {
+      if (used_ == kBatch) refill();
+      const std::size_t m = std::min(count, kBatch - used_);
+      std::copy_n(batch_.data() + used_, m, out);
+      used_ += m, out += m, count -= m;
+    }
+  }
   // A standard normal (mean 0, variance 1): the next of the batch.
   double normal() {
     if (used_ == kBatch) refill();
@@ -110,38 +119,8 @@ class ComplexGaussian {
   }
 
   // The next kBatch normals: the four generators' draws, the fast path over all of them,
-  // then the few that missed it finished one by one (in order).
-  void refill() {
-    std::uint32_t* bits = bits_.data();
-    for (std::size_t k = 0; k < kBatch / 2; k += kLanes)
-      for (std::size_t lane = 0; lane < kLanes; ++lane) {  // xoshiro256++, lane by lane
-        const std::uint64_t result = rotl(s0_[lane] + s3_[lane], 23) + s0_[lane];
-        const std::uint64_t t = s1_[lane] << 17;
-        s2_[lane] ^= s0_[lane];
-        s3_[lane] ^= s1_[lane];
-        s1_[lane] ^= s2_[lane];
-        s0_[lane] ^= s3_[lane];
-        s2_[lane] ^= t;
-        s3_[lane] = rotl(s3_[lane], 45);
-        bits[2 * (k + lane)] = std::uint32_t(result);
-        bits[2 * (k + lane) + 1] = std::uint32_t(result >> 32);
-      }
-    const Tables& t = *t_;
-    bool missed = false;
-    for (std::size_t k = 0; k < kBatch; ++k) {
-      const std::uint32_t r = bits[k];
-      const std::size_t i = r & 0x7f;
-      const double u = uniform_pm1(r);
-      batch_[k] = u * t.x[i];
-      const bool miss = !(std::fabs(u) < t.ratio[i]);
-      miss_[k] = miss;
-      missed |= miss;
-    }
-    if (missed)
-      for (std::size_t k = 0; k < kBatch; ++k)
-        if (miss_[k]) batch_[k] = finish(bits[k]);
-    used_ = 0;
-  }
+  // then the few that missed it finished one by one (in order). gaussian.cpp.
+  void refill();
   // [-1, 1) from r's top 25 bits (apart from the layer's 7).
   static double uniform_pm1(std::uint32_t r) { return double(std::int32_t(r) >> 7) * 0x1.0p-24; }
   // The ziggurat from draw r on: the fast path, else the wedge or the tail, else anew.
@@ -188,7 +167,7 @@ class ComplexGaussian {
   std::size_t used_ = kBatch;  // batch_[used_..] not handed out yet
   std::array<std::uint32_t, kBatch> bits_{};
   std::array<double, kBatch> batch_{};
-  std::array<bool, kBatch> miss_{};
+  std::array<std::uint16_t, kBatch> missed_at_{};  // the batch's draws that missed the fast path
 };
 
 }  // namespace hilrig::rf

@@ -7,9 +7,13 @@
 // channel's noise). The steps are standard normals from the channel's generator
 // (gaussian.hpp's ziggurat on xoshiro256++), a generator of its own seeded with the
 // channel's seed spread, so turning it on does not change the AWGN's samples. Off
-// (linewidth 0) it holds no generator and costs nothing. No sin/cos per sample:
-// exp(j*delta) by its polynomial (|delta| < 1: error below 2e-5 * delta^7), the rotator
-// renormalised each step.
+// (linewidth 0) it holds no generator and costs nothing.
+//
+// No sin/cos per sample: every kAnchorSteps steps (counted from the walk's start, so the
+// result does not depend on how the samples are asked for) the phase is reduced to
+// [-pi, pi] and its exact polar taken; a step's exp(j*phi) is that anchor times
+// exp(j*(phi - anchor's phi)) by its Taylor polynomial (|d| <= kPolyMax: error below
+// 1e-19), or an exact polar where the walk strayed further (a linewidth near the rate).
 #pragma once
 #include <cmath>
 #include <complex>
@@ -17,6 +21,7 @@
 #include <cstdint>
 #include <numbers>
 #include <optional>
+#include <vector>
 
 #include "hilrig/rf/gaussian.hpp"
 
@@ -24,6 +29,9 @@ namespace hilrig::rf {
 
 class PhaseNoise {
  public:
+  static constexpr std::size_t kAnchorSteps = 64;
+  static constexpr double kPolyMax = 0.5;  // radians from the anchor
+
   // The generator's seed from the channel's: a fixed odd multiplier and offset (splitmix64's
   // constants) keep its splitmix64 seeding sequence apart from the AWGN's, seeded with the
   // seed itself.
@@ -38,31 +46,24 @@ class PhaseNoise {
   bool active() const { return active_; }
   double step_sigma() const { return sigma_; }  // of delta_n, radians
 
-  // exp(j*phi[n]) of the next sample (an active walk only).
+  // exp(j*phi[n]) of the next sample (an active walk only): rotate() of one sample.
   std::complex<double> next() {
-    const double delta = gauss_->normal() * sigma_;
-    const double d2 = delta * delta;
-    const double c = 1 - d2 / 2 * (1 - d2 / 12 * (1 - d2 / 30));
-    const double s = delta * (1 - d2 / 6 * (1 - d2 / 20 * (1 - d2 / 42)));
-    rot_ *= std::complex<double>(c, s);
-    rot_ *= (3 - std::norm(rot_)) / 2;  // one Newton step back to |rot| = 1
-    return rot_;
+    double re = 1, im = 0;
+    rotate(&re, &im, 1);
+    return {re, im};
   }
-  // The next count samples as rails, each turned by its exp(j*phi[n]): next() in order.
-  void rotate(double* re, double* im, std::size_t count) {
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::complex<double> r = next();
-      const double xr = re[k], xi = im[k];
-      re[k] = xr * r.real() - xi * r.imag();
-      im[k] = xr * r.imag() + xi * r.real();
-    }
-  }
+  // The next count samples as rails, each turned by its exp(j*phi[n]), in order (phase_noise.cpp).
+  void rotate(double* re, double* im, std::size_t count);
 
  private:
   double sigma_;
   bool active_;
   std::optional<ComplexGaussian> gauss_;  // none when off
-  std::complex<double> rot_{1, 0};
+  std::uint64_t steps_ = 0;  // taken so far
+  double phi_ = 0;           // phi[steps_ - 1]
+  double anchor_phi_ = 0;    // the phase at the last anchor, and its exp(j*)
+  std::complex<double> anchor_{1, 0};
+  std::vector<double> work_;  // a piece's normals, then its phases from the anchor
 };
 
 }  // namespace hilrig::rf

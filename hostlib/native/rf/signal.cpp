@@ -6,6 +6,8 @@
 #include <limits>
 #include <numbers>
 
+#include "hilrig/rf/simd_clones.hpp"
+
 namespace hilrig::rf {
 
 cdouble tones_at(std::span<const ToneSpec> tones, std::uint64_t n, double fs_hz) {
@@ -51,6 +53,7 @@ SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
   }
 }
 
+HILRIG_SIMD_CLONES
 void SignalSource::clean(std::int64_t first, std::size_t count, double* __restrict re, double* __restrict im) const {
   if (first < 0) {  // the signal starts at tick 0
     const std::size_t zeros = std::min(count, std::size_t(-first));
@@ -90,21 +93,10 @@ void SignalSource::deterministic(std::uint64_t m, double* __restrict re, double*
   if (!timing_.active()) {
     clean(std::int64_t(n0), kBlock, re, im);
   } else {
-    // The input ticks the block's 32-tap reads span (bases rise with n).
-    constexpr std::int64_t kBefore = TimingStage::kTaps / 2 - 1, kAfter = TimingStage::kTaps / 2;
-    const std::int64_t b0 = timing_.where(n0).base, b1 = timing_.where(n0 + kBlock - 1).base;
-    const std::int64_t first = std::min(b0, b1) - kBefore;
-    const std::size_t span = std::size_t(std::max(b0, b1) + kAfter - first + 1);
-    if (in_re_.size() < span) in_re_.resize(span), in_im_.resize(span);
-    clean(first, span, in_re_.data(), in_im_.data());
-    const double* ir = in_re_.data();
-    const double* ii = in_im_.data();
-    for (std::size_t k = 0; k < kBlock; ++k) {
-      const cdouble v = timing_.at(n0 + k, [ir, ii, first](std::int64_t t) {
-        return cdouble(ir[t - first], ii[t - first]);
-      });
-      re[k] = v.real(), im[k] = v.imag();
-    }
+    const TimingStage::Reads in = timing_.reads(n0, kBlock);
+    if (in_re_.size() < in.size) in_re_.resize(in.size), in_im_.resize(in.size);
+    clean(in.first, in.size, in_re_.data(), in_im_.data());
+    timing_.read(n0, kBlock, in_re_.data(), in_im_.data(), in.first, re, im);
   }
   if (walk.active()) walk.rotate(re, im, kBlock);
   path_.distort_block(re, im, kBlock, n0);
@@ -121,7 +113,7 @@ void SignalSource::load_block(std::uint64_t m) {
 namespace {
 // Round to nearest, saturate, interleave I and Q.
 template <class Rail>
-void quantise(const double* __restrict re, const double* __restrict im, std::size_t count, double scale,
+HILRIG_SIMD_CLONES void quantise(const double* __restrict re, const double* __restrict im, std::size_t count, double scale,
               Rail* __restrict iq) {
   constexpr double lo = double(std::numeric_limits<Rail>::min()), hi = double(std::numeric_limits<Rail>::max());
   for (std::size_t k = 0; k < count; ++k) {

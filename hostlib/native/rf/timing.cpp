@@ -1,6 +1,9 @@
 #include "hilrig/rf/timing.hpp"
 
+#include <algorithm>
 #include <numbers>
+
+#include "hilrig/rf/simd_clones.hpp"
 
 namespace hilrig::rf {
 namespace {
@@ -51,6 +54,40 @@ std::array<double, TimingStage::kTaps> TimingStage::taps(double mu) const {
     h[k] = a + frac * (b - a);
   }
   return h;
+}
+
+HILRIG_SIMD_CLONES
+void TimingStage::read(std::uint64_t n0, std::size_t count, const double* __restrict in_re,
+                       const double* __restrict in_im, std::int64_t first, double* __restrict out_re,
+                       double* __restrict out_im) const {
+  using v4 = double __attribute__((vector_size(32)));  // two SSE registers on the baseline
+  for (std::size_t k = 0; k < count; ++k) {
+    const Read r = where(n0 + k);
+    const double pos = r.mu * kPhases;
+    int row = int(pos);
+    if (row >= kPhases) row = kPhases - 1;
+    const double frac = pos - row;
+    const v4 f = {frac, frac, frac, frac};
+    const double* h0 = &table_[std::size_t(row) * kTaps];
+    const double* h1 = h0 + kTaps;
+    const std::size_t at = std::size_t(r.base - (kTaps / 2 - 1) - first);
+    const double* xr = in_re + at;
+    const double* xi = in_im + at;
+    // Tap t = 4i + j into lane j of a rail's sum.
+    v4 vr = {}, vi = {};
+    for (int t = 0; t < kTaps; t += 4) {
+      v4 a, b, x, y;
+      __builtin_memcpy(&a, h0 + t, sizeof a);
+      __builtin_memcpy(&b, h1 + t, sizeof b);
+      __builtin_memcpy(&x, xr + t, sizeof x);
+      __builtin_memcpy(&y, xi + t, sizeof y);
+      const v4 h = a + f * (b - a);
+      vr += h * x;
+      vi += h * y;
+    }
+    out_re[k] = (vr[0] + vr[1]) + (vr[2] + vr[3]);
+    out_im[k] = (vi[0] + vi[1]) + (vi[2] + vi[3]);
+  }
 }
 
 }  // namespace hilrig::rf

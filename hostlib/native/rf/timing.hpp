@@ -7,9 +7,9 @@
 // depends on n and the input around t_n only, so a stream cut into frames gets the same
 // samples as one block. hostlib/reference/rf.py `timing` is the same arithmetic.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cmath>
-#include <complex>
 #include <cstdint>
 #include <vector>
 
@@ -37,46 +37,27 @@ class TimingStage {
     return {std::int64_t(n) - std::int64_t(q) - 1, 1.0 - (s - q)};
   }
 
-  // y = sum_k h_k(mu) x(base - 15 + k); x(m) for any signed m (zero outside the signal).
-  template <class Input>
-  std::complex<double> at(std::uint64_t n, Input&& x) const {
-    const Read r = where(n);
-    const double pos = r.mu * kPhases;
-    int row = int(pos);
-    if (row >= kPhases) row = kPhases - 1;
-    const double frac = pos - row;
-    const double* h0 = &table_[std::size_t(row) * kTaps];
-    const double* h1 = h0 + kTaps;
-    // Four partial sums a rail (taps k = 4i + j into sum j): the adds no longer wait on each
-    // other; the reference sums in its own order, so the two agree to rounding, not bit for bit.
-    double re[4] = {}, im[4] = {};
-    const std::int64_t first = r.base - (kTaps / 2 - 1);
-    for (int k = 0; k < kTaps; k += 4) {
-      for (int j = 0; j < 4; ++j) {
-        const double h = h0[k + j] + frac * (h1[k + j] - h0[k + j]);
-        const std::complex<double> v = x(first + k + j);
-        re[j] += h * v.real();
-        im[j] += h * v.imag();
-      }
-    }
-    return {(re[0] + re[1]) + (re[2] + re[3]), (im[0] + im[1]) + (im[2] + im[3])};
+  // The input ticks outputs n0 .. n0+count-1 read (count >= 1): [first, first + size).
+  struct Reads {
+    std::int64_t first;
+    std::size_t size;
+  };
+  Reads reads(std::uint64_t n0, std::size_t count) const {
+    constexpr std::int64_t kBefore = kTaps / 2 - 1, kAfter = kTaps / 2;
+    const std::int64_t b0 = where(n0).base, b1 = where(n0 + count - 1).base;  // bases move monotonically with n
+    const std::int64_t first = std::min(b0, b1) - kBefore;
+    return {first, std::size_t(std::max(b0, b1) + kAfter - first + 1)};
   }
 
-  // The same over a block x[0, size) read as zero outside it; taps wholly inside it read
-  // the block directly (the same arithmetic, no per-tap bounds check).
-  std::complex<double> at_block(std::uint64_t n, const std::complex<double>* x, std::size_t size) const {
-    const Read r = where(n);
-    const std::int64_t first = r.base - (kTaps / 2 - 1);
-    if (first < 0 || first + kTaps > std::int64_t(size))
-      return at(n, [x, size](std::int64_t m) {
-        return m >= 0 && std::size_t(m) < size ? x[std::size_t(m)] : std::complex<double>{};
-      });
-    return at(n, [p = x + first, first](std::int64_t m) { return p[m - first]; });
-  }
+  // Outputs n0 .. n0+count-1, y_n = sum_k h_k(mu) x(base - 15 + k), from the input as rails
+  // in_re/in_im holding ticks reads(n0, count).first on (reads(...).size of them at least).
+  // Four partial sums a rail (taps k = 4i + j into sum j), added (s0 + s1) + (s2 + s3):
+  // the reference sums in its own order, so the two agree to rounding, not bit for bit.
+  void read(std::uint64_t n0, std::size_t count, const double* in_re, const double* in_im, std::int64_t first,
+            double* out_re, double* out_im) const;
 
   // The filter's taps for a fraction mu (the table's blend): for tests and the reference.
-  // An active stage's only (an inactive one builds no table; nor do at() and at_block()
-  // apply to it).
+  // An active stage's only (an inactive one builds no table; nor does read() apply to it).
   std::array<double, kTaps> taps(double mu) const;
 
  private:
