@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hostlib.dsl.schema import MODULATIONS, CaseModel
 from hostlib.dsl.semantics import Err
+from hostlib.transports import native
 from hostlib.transports.config import RfChannel, RfModulation, RfTone, Signal
 
 __all__ = ["RF_TRANSPORTS", "min_modem_samples", "rf_signal"]
@@ -14,18 +15,11 @@ DEFAULT_AMPLITUDE = 0.5   # -6 dBFS: room for the channel's gain, DC and noise b
 # A modulation's RMS: -12 dBFS, room for the peaks of RRC-shaped 64QAM (about 8 dB above RMS).
 DEFAULT_MODULATION_AMPLITUDE = 0.25
 DEFAULT_ROLLOFF = 0.35
-# The core's frame (rf/modulation.hpp): 1024 symbols, the RRC over 16 symbols; the analyzer
-# needs two frames and the filter's span (rf::min_modem_samples).
-FRAME_SYMBOLS = 1024
-RRC_SPAN_SYMBOLS = 16
-MAX_SAMPLES_PER_SYMBOL = 64
-# The phase noise's linewidth at most this share of the rate (the core's bound, rf/phase_noise.hpp).
-MAX_LINEWIDTH_OF_RATE = 0.01
 
 
 def min_modem_samples(samples_per_symbol: int) -> int:
-    """The shortest capture the modulation analyzer takes (rf::min_modem_samples)."""
-    return (2 * FRAME_SYMBOLS + RRC_SPAN_SYMBOLS) * samples_per_symbol
+    """The shortest capture the modulation analyzer takes (the core's rf::min_modem_samples)."""
+    return int(native().rf_min_modem_samples(samples_per_symbol))
 
 
 def _modulation(m: CaseModel, rate_sps: float) -> tuple[RfModulation | None, list[Err]]:
@@ -39,14 +33,15 @@ def _modulation(m: CaseModel, rate_sps: float) -> tuple[RfModulation | None, lis
     if s.symbol_rate is None:
         return None, [*errs, (("signal",), f"signal kind {s.kind} needs symbol_rate (e.g. symbol_rate: 250 kHz)")]
     sps = rate_sps / s.symbol_rate
-    if abs(sps - round(sps)) > 1e-9 * sps or not 2 <= round(sps) <= MAX_SAMPLES_PER_SYMBOL:
+    lo, hi = native().RF_MIN_SAMPLES_PER_SYMBOL, native().RF_MAX_SAMPLES_PER_SYMBOL
+    if abs(sps - round(sps)) > 1e-9 * sps or not lo <= round(sps) <= hi:
         return None, [*errs, (("signal", "symbol_rate"), f"{s.symbol_rate:g} Hz gives {sps:g} samples per symbol at "
-                              f"{rate_sps:g} S/s: it must be an integer from 2 to {MAX_SAMPLES_PER_SYMBOL} "
+                              f"{rate_sps:g} S/s: it must be an integer from {lo} to {hi} "
                               f"(symbol_rate = rate / n, e.g. {rate_sps / 4:g} Hz)")]
     sps_int = round(sps)
     if s.capture < min_modem_samples(sps_int):
-        errs.append((("signal", "capture"), f"{s.capture} samples hold fewer than two frames of {FRAME_SYMBOLS} "
-                     f"symbols and the filter's span: at least {min_modem_samples(sps_int)} at {sps_int} "
+        errs.append((("signal", "capture"), f"{s.capture} samples hold fewer than two frames of "
+                     f"{native().RF_FRAME_SYMBOLS} symbols and the filter's span: at least {min_modem_samples(sps_int)} at {sps_int} "
                      "samples per symbol"))
     return RfModulation(scheme=s.kind, samples_per_symbol=sps_int,
                         rolloff=s.rolloff if s.rolloff is not None else DEFAULT_ROLLOFF,
@@ -118,10 +113,11 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
     c = m.channel
     if c is not None and not -rate_sps / 2 < c.cfo < rate_sps / 2:
         errs.append((("channel", "cfo"), f"{c.cfo:g} Hz is outside the band of the {rate_sps:g} S/s stream"))
-    if c is not None and c.phase_noise is not None and c.phase_noise.linewidth > rate_sps * MAX_LINEWIDTH_OF_RATE:
+    max_share = native().RF_MAX_LINEWIDTH_OF_RATE
+    if c is not None and c.phase_noise is not None and c.phase_noise.linewidth > rate_sps * max_share:
         errs.append((("channel", "phase_noise", "linewidth"),
-                     f"{c.phase_noise.linewidth:g} Hz is more than {MAX_LINEWIDTH_OF_RATE:g} of the {rate_sps:g} S/s "
-                     f"stream's rate (at most {rate_sps * MAX_LINEWIDTH_OF_RATE:g} Hz: the phase would wander "
+                     f"{c.phase_noise.linewidth:g} Hz is more than {max_share:g} of the {rate_sps:g} S/s "
+                     f"stream's rate (at most {rate_sps * max_share:g} Hz: the phase would wander "
                      "0.25 rad a sample)"))
     capture = m.signal.capture
     if capture > m.duration * rate_sps:

@@ -1,5 +1,6 @@
 #include "hilrig/core/config.hpp"
 #include "hilrig/io/shm_ring.hpp"
+#include "hilrig/rf/phase_noise.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
 
 #include <algorithm>
@@ -194,7 +195,7 @@ rf::SignalSpec signal_from_json(const json& j, double rate_sps, const std::strin
   // Older configs carry no timing or phase noise: absent is 0.
   if (c.contains("sco_ppm")) s.channel.sco_ppm = finite(c, "sco_ppm", cw, -1000, 1000);
   if (c.contains("delay_samples")) s.channel.delay_samples = finite(c, "delay_samples", cw, -1000, 1000);
-  if (c.contains("phase_noise_hz")) s.channel.phase_noise_hz = finite(c, "phase_noise_hz", cw, 0, rate_sps / 100);
+  if (c.contains("phase_noise_hz")) s.channel.phase_noise_hz = finite(c, "phase_noise_hz", cw, 0, rate_sps * rf::kMaxLinewidthOfRate);
   s.channel.seed = get_uint(c, "seed", 0, ~std::uint64_t(0), cw);
   const std::uint64_t min_capture = s.modulation ? rf::min_modem_samples(*s.modulation) : rf::kMinToneSamples;
   s.capture_samples = std::uint32_t(get_uint(j, "capture_samples", min_capture, kMaxCaptureSamples, where));

@@ -12,6 +12,7 @@
 
 #include "hilrig/rf/channel.hpp"
 #include "hilrig/rf/modulation.hpp"
+#include "hilrig/rf/phase_noise.hpp"
 #include "hilrig/rf/signal.hpp"
 #include "hilrig/rf/spectrum.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
@@ -75,6 +76,20 @@ CArray complex_array(const std::vector<cd>& x) {
 }  // namespace
 
 void hilrig_bind_rf(py::module_& m) {
+  // The core's bounds the DSL checks a case against (hostlib/dsl/rf.py), from here rather than copied.
+  m.attr("RF_FRAME_SYMBOLS") = py::int_(hilrig::rf::kFrameSymbols);
+  m.attr("RF_MIN_SAMPLES_PER_SYMBOL") = py::int_(hilrig::rf::kMinSamplesPerSymbol);
+  m.attr("RF_MAX_SAMPLES_PER_SYMBOL") = py::int_(hilrig::rf::kMaxSamplesPerSymbol);
+  m.attr("RF_MAX_LINEWIDTH_OF_RATE") = py::float_(hilrig::rf::kMaxLinewidthOfRate);
+  m.def(
+      "rf_min_modem_samples",
+      [](unsigned samples_per_symbol) {
+        hilrig::rf::ModulationSpec spec;
+        spec.samples_per_symbol = samples_per_symbol;
+        return hilrig::rf::min_modem_samples(spec);
+      },
+      py::arg("samples_per_symbol"),
+      "The shortest capture the modulation analyzer takes: two frames and the RRC's span (rf::min_modem_samples).");
   m.def(
       "analyze_tone",
       [](const CArray& x, double fs_hz, const std::vector<double>& aside_hz) {

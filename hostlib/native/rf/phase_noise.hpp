@@ -27,6 +27,10 @@
 
 namespace hilrig::rf {
 
+// The largest linewidth a stream config takes, as a share of the rate (core/config.cpp):
+// beyond it the phase turns by a radian within a few hundred samples.
+inline constexpr double kMaxLinewidthOfRate = 0.01;
+
 class PhaseNoise {
  public:
   static constexpr std::size_t kAnchorSteps = 64;
