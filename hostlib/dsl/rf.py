@@ -41,8 +41,8 @@ def _modulation(m: CaseModel, rate_sps: float) -> tuple[RfModulation | None, lis
     sps_int = round(sps)
     if s.capture < min_modem_samples(sps_int):
         errs.append((("signal", "capture"), f"{s.capture} samples hold fewer than two frames of "
-                     f"{native().RF_FRAME_SYMBOLS} symbols and the filter's span: at least {min_modem_samples(sps_int)} at {sps_int} "
-                     "samples per symbol"))
+                     f"{native().RF_FRAME_SYMBOLS} symbols and the filter's span: at least "
+                     f"{min_modem_samples(sps_int)} at {sps_int} samples per symbol"))
     return RfModulation(scheme=s.kind, samples_per_symbol=sps_int,
                         rolloff=s.rolloff if s.rolloff is not None else DEFAULT_ROLLOFF,
                         amplitude=s.amplitude if s.amplitude is not None else DEFAULT_MODULATION_AMPLITUDE,
