@@ -76,7 +76,7 @@ def _strongest(signal: Signal) -> RfTone:
     return max(signal.tones, key=lambda t: t.amplitude)
 
 
-def injected_truth(signal: Signal) -> dict[str, float]:
+def injected_truth(signal: Signal, rate_sps: float) -> dict[str, float]:
     """The channel's truth for the signal's strongest tone, in the metrics' names; an
     impairment that is off leaves its metric out. A multitone: the other tones are
     components beside the analyzed one (SFDR's truth is the strongest of them, or the
@@ -84,12 +84,14 @@ def injected_truth(signal: Signal) -> dict[str, float]:
     of the signal's power (the noise is relative to all of it), stated without a cubic
     (which mixes the tones); its THD truth is not stated. The frequency's truth is
     f / (1 + sco) + cfo - f (the SCO's part -f·sco for small sco); under phase noise the
-    SNR's truth is not stated (its skirt reaches the noise bins)."""
+    SNR's truth is the mean over walks for the capture at rate_sps (its skirt reaches the
+    noise bins: docs/rf.md "Phase noise"), stated for a single tone."""
     from ..reference.rf import ToneTruth  # numpy: only when an RF case runs
 
     main = _strongest(signal)
     c = signal.channel
-    truth = ToneTruth(**_native_channel(c).tone_truth(main.frequency_hz, main.amplitude))
+    truth = ToneTruth(**_native_channel(c).tone_truth(main.frequency_hz, main.amplitude, rate_sps,
+                                                      signal.capture_samples))
     eps = c.sco_ppm * 1e-6   # f / (1 + eps) - f = -f eps / (1 + eps): exactly the CFO without an SCO
     out: dict[str, float] = {"injected_freq_error_hz": c.cfo_hz - main.frequency_hz * (eps / (1 + eps)),
                              "injected_tone_power_dbfs": truth.power_dbfs, **_injected_timing(c)}
@@ -237,7 +239,7 @@ def rf_metrics(case: Case, capture: RfCapture | None) -> dict[str, float]:
         "dc_offset_dbfs": a.dc_dbfs,
         "rf_capture_samples": float(len(capture.samples)),
         "rf_capture_restarts": float(capture.restarts),
-        **injected_truth(signal),
+        **injected_truth(signal, case.rate_sps),
     }
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz", "multitone", "phase_noise_evm2",
-           "quantize", "timing", "timing_taps", "tone"]
+           "phase_noise_snr_db", "quantize", "timing", "timing_taps", "tone"]
 
 # Bins either side of a tone's (or DC's) peak that hold its main lobe in the
 # 4-term Blackman-Harris window (main lobe ±4 bins; one more for an off-bin tone).
@@ -101,6 +101,19 @@ def timing(x: np.ndarray, sco_ppm: float, delay_samples: float, first: int = 0) 
     return np.sum(h * taken.real, axis=1) + 1j * np.sum(h * taken.imag, axis=1)
 
 
+def phase_noise_snr_db(linewidth_hz: float, fs_hz: float, n: int, snr_db: float | None) -> float:
+    """The tone analyzer's mean SNR under a Wiener phase over a capture of n samples (the core's
+    rf::phase_noise_snr_db): the tone keeps e^(-v) of its power coherently (v = D·n/15, D =
+    2π·linewidth/fs), and the field's spectrum (1 - r²)/(1 - 2r·cos ω + r²), r = e^(-D/2),
+    beyond the analyzer's lobe of ±(LOBE_BINS + 1/2) bins reaches the noise bins."""
+    d = 2 * math.pi * linewidth_hz / fs_hz
+    r = math.exp(-d / 2)
+    half_lobe = 2 * math.pi * (LOBE_BINS + 0.5) / n
+    beyond = 1 - 2 / math.pi * math.atan((1 + r) / (1 - r) * math.tan(half_lobe / 2))
+    awgn = 10 ** (-snr_db / 10) if snr_db is not None else 0.0
+    return _db(math.exp(-d * n / 15) / (awgn + beyond))
+
+
 def phase_noise_evm2(linewidth_hz: float, fs_hz: float, span_samples: float) -> float:
     """The mean-square error a Wiener phase of 3 dB linewidth adds to unit-power symbols once an
     estimator has taken out the best line (frequency and phase) over span_samples: the walk
@@ -165,8 +178,10 @@ class Channel:
             y = y + math.sqrt(noise_var / 2) * (rng.standard_normal(len(y)) + 1j * rng.standard_normal(len(y)))
         return y
 
-    def tone_truth(self, freq_hz: float, amplitude: float) -> ToneTruth:
-        """The analyzer's figures for a tone through this channel, from the model alone."""
+    def tone_truth(self, freq_hz: float, amplitude: float, fs_hz: float = 0.0, capture_samples: int = 0) -> ToneTruth:
+        """The analyzer's figures for a tone through this channel, from the model alone; under
+        phase noise the SNR is the mean over walks for a capture of capture_samples at fs_hz
+        (phase_noise_snr_db), not stated without them."""
         a = amplitude * 10 ** (self.gain_db / 20)
         # Per-rail cubic on a tone: x·(1 + 3·c3·a²/4) plus c3·a³/4 at -3f.
         main = a * (1 + 0.75 * self.c3 * a * a)
@@ -176,7 +191,9 @@ class Channel:
         dc = abs(self.dc_offset)
         return ToneTruth(
             freq_hz=freq_hz / (1 + self.sco_ppm * 1e-6) + self.cfo_hz, power_dbfs=_db(tone_amp ** 2),
-            snr_db=self.snr_db if not self.phase_noise_hz else None,
+            snr_db=(self.snr_db if not self.phase_noise_hz
+                    else phase_noise_snr_db(self.phase_noise_hz, fs_hz, capture_samples, self.snr_db)
+                    if fs_hz > 0 and capture_samples > 0 else None),
             image_dbc=_db(image_amp ** 2 / tone_amp ** 2) if image_amp > 0 else None,
             spur_dbc=_db((abs(mu) * spur) ** 2 / tone_amp ** 2) if spur > 0 else None,
             dc_dbfs=_db(dc * dc) if dc > 0 else None)

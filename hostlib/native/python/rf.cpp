@@ -166,10 +166,10 @@ void hilrig_bind_rf(py::module_& m) {
           py::arg("x"), py::arg("fs_hz"))
       .def(
           "tone_truth",
-          [](const hilrig::rf::Channel& c, double freq_hz, double amplitude) {
-            return truth_dict(c.tone_truth(freq_hz, amplitude));
+          [](const hilrig::rf::Channel& c, double freq_hz, double amplitude, double fs_hz, std::size_t capture_samples) {
+            return truth_dict(c.tone_truth(freq_hz, amplitude, fs_hz, capture_samples));
           },
-          py::arg("freq_hz"), py::arg("amplitude"));
+          py::arg("freq_hz"), py::arg("amplitude"), py::arg("fs_hz") = 0.0, py::arg("capture_samples") = 0);
 
   py::class_<hilrig::rf::SignalSource>(m, "RfSignalSource",
                                        "The simulator's stream-rate source (pattern \"signal\"): tones through the "

@@ -11,6 +11,7 @@
 #include "hilrig/rf/phase_noise.hpp"
 #include "hilrig/rf/simd_clones.hpp"
 #include "hilrig/rf/timing.hpp"
+#include "hilrig/rf/tone_analyzer.hpp"
 
 namespace hilrig::rf {
 namespace {
@@ -119,7 +120,16 @@ std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) co
   return y;
 }
 
-ToneTruth Channel::tone_truth(double freq_hz, double amplitude) const {
+double phase_noise_snr_db(double linewidth_hz, double fs_hz, std::size_t n, std::optional<double> snr_db) {
+  const double s2 = 2 * std::numbers::pi * linewidth_hz / fs_hz, r = std::exp(-s2 / 2);
+  const double coherent = std::exp(-s2 * double(n) / 15);
+  const double half_lobe = 2 * std::numbers::pi * (kLobeBins + 0.5) / double(n);  // radians a sample
+  const double beyond = 1 - 2 / std::numbers::pi * std::atan((1 + r) / (1 - r) * std::tan(half_lobe / 2));
+  const double awgn = snr_db ? std::pow(10.0, -*snr_db / 10) : 0.0;  // relative to the tone's power
+  return power_db(coherent / (awgn + beyond));
+}
+
+ToneTruth Channel::tone_truth(double freq_hz, double amplitude, double fs_hz, std::size_t capture_samples) const {
   const double a = amplitude * from_db20(gain_db);
   // Per-rail cubic on a tone: x*(1 + 3*c3*a^2/4) plus c3*a^3/4 at -3f.
   const double main = a * (1 + 0.75 * c3 * a * a);
@@ -130,7 +140,10 @@ ToneTruth Channel::tone_truth(double freq_hz, double amplitude) const {
   ToneTruth t;
   t.freq_hz = freq_hz / (1 + sco_ppm * 1e-6) + cfo_hz;  // the receiver's clock fast by sco_ppm: f reads low
   t.power_dbfs = power_db(tone_amp * tone_amp);
-  if (phase_noise_hz == 0) t.snr_db = snr_db;  // phase noise's skirt reaches the noise bins: not stated
+  if (phase_noise_hz == 0)
+    t.snr_db = snr_db;
+  else if (fs_hz > 0 && capture_samples > 0)
+    t.snr_db = phase_noise_snr_db(phase_noise_hz, fs_hz, capture_samples, snr_db);
   if (image_amp > 0) t.image_dbc = power_db(image_amp * image_amp / (tone_amp * tone_amp));
   if (spur > 0) t.spur_dbc = power_db(std::norm(std::abs(mu) * spur) / (tone_amp * tone_amp));
   if (dc > 0) t.dc_dbfs = power_db(dc * dc);

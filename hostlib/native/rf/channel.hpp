@@ -26,6 +26,14 @@ struct ToneTruth {
   std::optional<double> dc_dbfs;
 };
 
+// The tone analyzer's mean SNR under a Wiener phase of 3 dB linewidth linewidth_hz over a
+// capture of n samples at fs_hz (docs/rf.md "Phase noise"), snr_db the AWGN's (nullopt:
+// none): the tone keeps exp(-v) of its power coherently, v = s2*n/15 the mean square of
+// the walk (step variance s2 = 2*pi*linewidth/fs) less its fitted line; the field's
+// spectrum (1 - r^2)/(1 - 2r cos w + r^2), r = exp(-s2/2), beyond the analyzer's lobe of
+// +-(kLobeBins + 1/2) bins reaches the noise bins.
+double phase_noise_snr_db(double linewidth_hz, double fs_hz, std::size_t n, std::optional<double> snr_db);
+
 struct Channel {
   double gain_db = 0;
   std::optional<double> snr_db;  // nullopt: no noise
@@ -51,8 +59,9 @@ struct Channel {
   // the DC offset.
   std::vector<cdouble> apply(std::span<const cdouble> x, double fs_hz) const;
 
-  // freq_hz: (f / (1 + sco_ppm*1e-6)) + cfo; snr_db not stated (nullopt) under phase noise.
-  ToneTruth tone_truth(double freq_hz, double amplitude) const;
+  // freq_hz: (f / (1 + sco_ppm*1e-6)) + cfo. Under phase noise snr_db is the mean over walks
+  // for a capture of capture_samples at fs_hz (phase_noise_snr_db), not stated without them.
+  ToneTruth tone_truth(double freq_hz, double amplitude, double fs_hz = 0, std::size_t capture_samples = 0) const;
 };
 
 // The channel's deterministic part with its constants worked out once: what apply() and
