@@ -94,6 +94,8 @@ def test_native_analyzer_matches_the_shared_captures(v):
     assert abs(a["evm_peak_pct"] - e["evm_peak_pct"]) <= TOL["evm_pct"]
     assert abs(a["mer_db"] - e["mer_db"]) <= TOL["db"]
     assert abs(a["cfo_hz"] - e["cfo_hz"]) <= TOL["cfo_hz"]
+    assert abs(a["timing_offset_samples"] - e["timing_offset_samples"]) <= TOL["timing_samples"]
+    assert abs(a["sco_ppm"] - e["sco_ppm"]) <= TOL["sco_ppm"]
     head = np.array(e["constellation_head"])
     got = a["constellation"][: len(head)]
     assert np.max(np.abs(got - (head[:, 0] + 1j * head[:, 1]))) <= TOL["constellation"]
