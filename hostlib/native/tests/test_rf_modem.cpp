@@ -233,7 +233,7 @@ TEST(RfModem, EvmMatchesTheAwgnTheoryOnEverySeed) {
 // worst error measured over the seeds.
 TEST(RfModem, FractionalDelayAndScoAreFoundAndLeaveTheAwgnEvm) {
 #if defined(__SANITIZE_ADDRESS__)
-  constexpr int kSeeds = 2;  // the sanitizers check the memory; the sweep runs in the plain build
+  constexpr int kSeeds = 1;  // the sanitizers check the memory; the sweep runs in the plain build
 #else
   constexpr int kSeeds = 20;
 #endif
