@@ -50,9 +50,7 @@ SEGMENT_SYMBOLS = 31            # the preamble correlated in 4 segments of 31 sy
 SEGMENTS = 4
 CARRIER_SEARCH_CYCLES = 1e-3    # the fine search: +-this many cycles per symbol about the coarse CFO
 TIMING_BLOCK_SYMBOLS = 64       # the fractional timing: each block its own gain and phase
-TIMING_REACH_SAMPLES = 8.0      # the instants within this of the whole-sample grid over the capture
 TIMING_TOLERANCE_SAMPLES = 1e-5
-TIMING_MARGIN_SAMPLES = TIMING_TAPS // 2 + int(TIMING_REACH_SAMPLES)
 MAX_CONSTELLATION_POINTS = 2048
 
 
@@ -218,25 +216,39 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
     coarse = float(np.angle(np.sum(c[1:] * np.conj(c[:-1])))) / (2 * math.pi * SEGMENT_SYMBOLS * sps)
 
     # 3. turned back by the coarse CFO, matched-filtered where the filter fits (zero elsewhere);
-    # the nominal instants first + k sps on tau0's grid, a margin inside that
+    # the nominal instants first + k sps on tau0's grid within it
     cycles = coarse * np.arange(n)
     xd = x * np.exp(-2j * math.pi * (cycles - np.floor(cycles)))
     yd = np.convolve(xd, h, mode="same")
     yd[:half] = 0
     yd[n - half:] = 0
-    first = half + TIMING_MARGIN_SAMPLES + (tau0 + period - half - TIMING_MARGIN_SAMPLES) % sps
-    nominal = -(-(n - half - TIMING_MARGIN_SAMPLES - first) // sps)
-    k0 = ((tau0 + period - first) // sps) % FRAME_SYMBOLS
+    first = half + (tau0 - half) % sps
+    nominal = -(-(n - half - first) // sps)
+    k0 = (tau0 - first) // sps
     ks = np.arange(nominal)
     sent_all = frame.symbols[(ks - k0) % FRAME_SYMBOLS]
 
+    def reads_filtered(t: float) -> bool:   # the interpolator's inputs floor(t) - 15 .. floor(t) + 16
+        base = math.floor(t)
+        return base - (TIMING_TAPS // 2 - 1) >= half and base + TIMING_TAPS // 2 < n - half
+
     # 4. the fraction: per segment the offset delta maximising sum over blocks of
     # |sum r s*|^2 / sum |s|^2 less sum |r|^2 (minus the error left after each block's own
-    # gain: 0 at the true instants without noise), then the line through the segments'
+    # gain: 0 at the true instants without noise), searched half a symbol either side of the
+    # segment before's (the segment's symbols whose reads stay on filtered samples over that
+    # span), then the line through the segments'
     segment_count = max(2, nominal // FRAME_SYMBOLS)
+    reach = sps / 2
     centre, offset, previous = [], [], 0.0
     for j in range(segment_count):
         lo, hi = j * nominal // segment_count, (j + 1) * nominal // segment_count
+        start, stop = previous - reach, previous + reach
+        while lo < hi and not reads_filtered(first + lo * sps + start):
+            lo += 1
+        while hi > lo and not reads_filtered(first + (hi - 1) * sps + stop):
+            hi -= 1
+        if hi - lo < TIMING_BLOCK_SYMBOLS:
+            continue    # the capture's edge: too few symbols to time
         seg_t = (first + ks[lo:hi] * sps).astype(float)
         seg_s = sent_all[lo:hi]
         starts = np.arange(0, hi - lo, TIMING_BLOCK_SYMBOLS)
@@ -248,15 +260,15 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
             sums = np.add.reduceat(r * np.conj(seg_s), starts)
             return float(np.sum(np.abs(sums) ** 2 / block_sent) - np.sum(np.abs(r) ** 2))
 
-        previous = _golden_max(fit, max(previous - 1, -TIMING_REACH_SAMPLES), min(previous + 1, TIMING_REACH_SAMPLES),
-                               TIMING_TOLERANCE_SAMPLES)
+        previous = _golden_max(fit, start, stop, TIMING_TOLERANCE_SAMPLES)
         offset.append(previous)
         centre.append((lo + hi - 1) / 2)
     cen, off = np.array(centre), np.array(offset)
-    slope = float(np.sum((cen - cen.mean()) * (off - off.mean())) / np.sum((cen - cen.mean()) ** 2))
+    sxx = float(np.sum((cen - cen.mean()) ** 2))
+    slope = float(np.sum((cen - cen.mean()) * (off - off.mean()))) / sxx if sxx > 0 else 0.0
     intercept = float(off.mean()) - slope * float(cen.mean())
 
-    # 5. the symbols read on the line where the taps fall on filtered samples
+    # 5. the symbols read on the line where the reads are all filtered samples
     t_all = first + ks * sps + intercept + slope * ks
     whole = np.floor(t_all)
     keep = (whole - (TIMING_TAPS // 2 - 1) >= half) & (whole + TIMING_TAPS // 2 < n - half)

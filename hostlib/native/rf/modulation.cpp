@@ -20,13 +20,9 @@ constexpr std::size_t kSegmentSymbols = 31;  // the preamble's correlation in 4 
 constexpr std::size_t kSegments = 4;
 constexpr double kCarrierSearchCycles = 1e-3;  // the fine search: +-this many cycles per symbol about the coarse CFO
 // The fractional timing: each block of kTimingBlockSymbols its own gain and phase (what the coarse
-// CFO leaves turns a block by little); the instants within kTimingReachSamples of the whole-sample
-// grid over the whole capture (the drift an SCO makes: 122 ppm over 2^16 samples); each segment's
-// search within a sample of the one before; golden section to kTimingToleranceSamples.
+// CFO leaves turns a block by little); golden section to kTimingToleranceSamples.
 constexpr std::size_t kTimingBlockSymbols = 64;
-constexpr double kTimingReachSamples = 8;
 constexpr double kTimingToleranceSamples = 1e-5;
-constexpr std::size_t kTimingMarginSamples = TimingStage::kTaps / 2 + std::size_t(kTimingReachSamples);
 
 // The channel's interpolator (rf/timing.hpp), for its taps: every active stage has the same table.
 const TimingStage& interpolator() {
@@ -34,8 +30,8 @@ const TimingStage& interpolator() {
   return stage;
 }
 // The interpolator's read of y at base + mu, h its taps for mu: sum_k h_k y[base - 15 + k].
-cd interpolate(const std::array<double, TimingStage::kTaps>& h, const std::vector<cd>& y, std::size_t base) {
-  const cd* p = y.data() + base - (TimingStage::kTaps / 2 - 1);
+cd interpolate(const std::array<double, TimingStage::kTaps>& h, const std::vector<cd>& y, double base) {
+  const cd* p = y.data() + std::size_t(base) - (TimingStage::kTaps / 2 - 1);
   cd sum = 0;
   for (int k = 0; k < TimingStage::kTaps; ++k) sum += h[std::size_t(k)] * p[k];
   return sum;
@@ -191,18 +187,22 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
   const double coarse = std::arg(advance) / (2 * kPi * double(kSegmentSymbols * sps));  // cycles per sample
 
   // 3. The capture turned back by the coarse CFO and matched-filtered wherever the filter fits
-  // (zero elsewhere); the nominal symbol instants first + k*sps on tau0's grid, kept
-  // kTimingMarginSamples inside that, so an instant within the reach reads filtered samples only.
+  // (zero elsewhere): yd; the nominal symbol instants first + k*sps on tau0's grid within it.
   std::vector<cd> xd(n), yd(n);
   for (std::size_t t = 0; t < n; ++t) {
     const double cycles = coarse * double(t);
     xd[t] = x[t] * std::polar(1.0, -2 * kPi * (cycles - std::floor(cycles)));
   }
   for (std::size_t t = half; t + half < n; ++t) yd[t] = filtered(xd, t);
-  const std::size_t first = half + kTimingMarginSamples + (tau0 + period - half - kTimingMarginSamples) % sps;
-  const std::size_t nominal = (n - half - kTimingMarginSamples - first + sps - 1) / sps;
-  const std::size_t k0 = ((tau0 + period - first) / sps) % kFrameSymbols;  // symbols from the first instant to a preamble
+  const std::size_t first = half + (tau0 - half) % sps;
+  const std::size_t nominal = (n - half - first + sps - 1) / sps;
+  const std::size_t k0 = (tau0 - first) / sps;  // symbols from the first instant to the preamble
   auto frame_index = [&](std::size_t k) { return (k + kFrameSymbols - k0) % kFrameSymbols; };
+  // Whether the interpolator's read at t (inputs floor(t) - 15 .. floor(t) + 16) is all filtered samples.
+  auto reads_filtered = [&](double t) {
+    const double base = std::floor(t);
+    return base - (TimingStage::kTaps / 2 - 1) >= double(half) && base + TimingStage::kTaps / 2 < double(n - half);
+  };
 
   // 4. Timing to a fraction of a sample (data-aided, every symbol known): per segment of about
   // a frame the offset delta of its instants first + k*sps + delta that maximises
@@ -210,19 +210,28 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
   // r_k the filtered samples read there by the channel's interpolator, b the blocks: -F is
   // the error energy left once each block has its least-squares gain, 0 without noise at the
   // true instants (the RRC pair has no intersymbol interference there), so the maximum is
-  // unbiased whatever the symbols. Then the line offset = a + b*k through the segments'.
+  // unbiased whatever the symbols. Each segment's search spans half a symbol either side of the
+  // one before (the first: of tau0's grid), where F has its one maximum while an SCO moves the
+  // instants by less than a quarter symbol a frame (244 ppm); it takes the segment's symbols
+  // whose reads stay on filtered samples over the whole span. Then the line offset = a + b*k
+  // through the segments' (centre, offset).
   const std::size_t segment_count = std::max<std::size_t>(2, nominal / kFrameSymbols);
-  std::vector<double> centre(segment_count), offset(segment_count);
+  const double reach = double(sps) / 2;
+  std::vector<double> centre, offset;
   double previous = 0;
   for (std::size_t j = 0; j < segment_count; ++j) {
-    const std::size_t lo = j * nominal / segment_count, hi = (j + 1) * nominal / segment_count;
+    std::size_t lo = j * nominal / segment_count, hi = (j + 1) * nominal / segment_count;
+    const double from = previous - reach, to = previous + reach;
+    while (lo < hi && !reads_filtered(double(first + lo * sps) + from)) ++lo;
+    while (hi > lo && !reads_filtered(double(first + (hi - 1) * sps) + to)) --hi;
+    if (hi - lo < kTimingBlockSymbols) continue;  // the capture's edge: too few symbols to time
     auto fit = [&](double delta) {
       const double whole = std::floor(delta);
       const auto taps = interpolator().taps(delta - whole);
       double explained = 0, power = 0, sent = 0;
       cd sum = 0;
       for (std::size_t k = lo; k < hi; ++k) {
-        const cd r = interpolate(taps, yd, std::size_t(double(first + k * sps) + whole));
+        const cd r = interpolate(taps, yd, double(first + k * sps) + whole);
         const cd s = frame.symbols[frame_index(k)];
         power += std::norm(r);
         sum += r * std::conj(s);
@@ -231,31 +240,31 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
       }
       return explained - power;
     };
-    const double lo_delta = std::max(previous - 1, -kTimingReachSamples);
-    const double hi_delta = std::min(previous + 1, kTimingReachSamples);
-    offset[j] = previous = golden_max(fit, lo_delta, hi_delta, kTimingToleranceSamples);
-    centre[j] = (double(lo) + double(hi - 1)) / 2;
+    previous = golden_max(fit, from, to, kTimingToleranceSamples);
+    offset.push_back(previous);
+    centre.push_back((double(lo) + double(hi - 1)) / 2);
   }
+  const std::size_t fitted = offset.size();
   double centre_mean = 0, offset_mean = 0;
-  for (std::size_t j = 0; j < segment_count; ++j) centre_mean += centre[j], offset_mean += offset[j];
-  centre_mean /= double(segment_count), offset_mean /= double(segment_count);
+  for (std::size_t j = 0; j < fitted; ++j) centre_mean += centre[j], offset_mean += offset[j];
+  centre_mean /= double(fitted), offset_mean /= double(fitted);
   double sxx = 0, sxy = 0;
-  for (std::size_t j = 0; j < segment_count; ++j)
+  for (std::size_t j = 0; j < fitted; ++j)
     sxx += (centre[j] - centre_mean) * (centre[j] - centre_mean), sxy += (centre[j] - centre_mean) * (offset[j] - offset_mean);
-  const double slope = sxy / sxx, intercept = offset_mean - slope * centre_mean;
+  const double slope = sxx > 0 ? sxy / sxx : 0, intercept = offset_mean - slope * centre_mean;
   auto instant = [&](std::size_t k) { return double(first + k * sps) + intercept + slope * double(k); };
 
-  // 5. The symbols, read on the line wherever the interpolator's taps fall on filtered samples
-  // (a contiguous run of k: the line is monotonic).
+  // 5. The symbols, read on the line wherever the reads are all filtered samples (a contiguous
+  // run of k: the line is monotonic).
   std::vector<cd> r, z;
   std::vector<std::size_t> index;  // each symbol's place in the frame
   double sent_power = 0;
   for (std::size_t k = 0; k < nominal; ++k) {
-    const double t = instant(k), whole = std::floor(t);
-    if (whole - double(TimingStage::kTaps / 2 - 1) < double(half) || whole + double(TimingStage::kTaps / 2) >= double(n - half))
-      continue;
+    const double t = instant(k);
+    if (!reads_filtered(t)) continue;
+    const double whole = std::floor(t);
     const std::size_t at = frame_index(k);
-    r.push_back(interpolate(interpolator().taps(t - whole), yd, std::size_t(whole)));
+    r.push_back(interpolate(interpolator().taps(t - whole), yd, whole));
     index.push_back(at);
     z.push_back(r.back() * std::conj(frame.symbols[at]));
     sent_power += std::norm(frame.symbols[at]);

@@ -285,4 +285,29 @@ TEST(RfModem, FractionalDelayAndScoAreFoundAndLeaveTheAwgnEvm) {
   }
 }
 
+// The timing follows a drift of several symbols (200 ppm over 2^16 samples: 13 samples), a
+// segment at a time: the symbols stay on their line to the capture's end.
+TEST(RfModem, TimingFollowsADriftOfSeveralSymbols) {
+  const ModulationSpec spec{Scheme::qpsk, 4, 0.35, 0.25, 3};
+  const auto x = modem_stream(modem_frame(spec), 0, std::size_t(1) << 16);
+  double power = 0;
+  for (const cd& v : x) power += std::norm(v);
+  power /= double(x.size());
+  const double theory = 100 * std::sqrt(power / 1000 / (0.25 * 0.25 * 4));
+  for (double ppm : {200.0, -200.0}) {
+    Channel c;
+    c.snr_db = 30;
+    c.cfo_hz = 300;
+    c.sco_ppm = ppm;
+    c.delay_samples = 0.5;
+    c.seed = 5;
+    const ModemAnalysis a = analyze_modulation(c.apply(x, 1e6), 1e6, spec);
+    EXPECT_NEAR(a.evm_rms_pct, theory, 0.3) << ppm;
+    EXPECT_NEAR(a.sco_ppm, ppm, 0.5) << ppm;
+    EXPECT_NEAR(a.timing_offset_samples, 0.5, 0.01) << ppm;
+    EXPECT_EQ(a.bit_errors, 0u) << ppm;
+    EXPECT_GE(a.symbols, 14000u) << ppm;
+  }
+}
+
 }  // namespace
