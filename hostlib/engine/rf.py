@@ -3,9 +3,10 @@ channel's analytic truth (docs/rf.md "RF metrics").
 
 A tone or multitone: the strongest tone is the one analyzed (the other tones' lobes set
 aside from its noise): its measured figures become the RF metrics (freq_error_hz, snr_db,
-...). A modulation: EVM, MER, bit errors and the carrier offset found, and the recovered
-constellation for the evidence (rf_constellation, rf_constellation_ideal). The channel's
-truth becomes the injected_* metrics next to them, so the evidence and the outbox hold both.
+...). A modulation: EVM, MER, bit errors, the carrier offset, the symbol timing and the
+SCO found, and the recovered constellation for the evidence (rf_constellation,
+rf_constellation_ideal). The channel's truth becomes the injected_* metrics next to them,
+so the evidence and the outbox hold both.
 The capture's averaged spectrum (the core's, at most RF_SPECTRUM_BINS bins) and, for a
 tone, where the analyzer found it, its image, DC and the harmonics go into the evidence as
 well: the report plots them from there (docs/rf.md "Seeing it").

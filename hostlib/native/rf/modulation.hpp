@@ -1,7 +1,8 @@
 // Modulated RF signals (QPSK, 16QAM, 64QAM) and their analyzer (docs/rf.md "Modulated
 // signals"): the frame (a known preamble and a seeded PN payload, Gray-mapped, root-raised-
 // cosine shaped, repeated without a gap) and the figures of a capture of it: EVM, MER, bit
-// errors. The same waveform and estimators as hostlib/reference/modem.py.
+// errors, the carrier and the symbol timing (and its drift, the SCO) found. The same waveform
+// and estimators as hostlib/reference/modem.py.
 #pragma once
 #include <complex>
 #include <cstddef>
