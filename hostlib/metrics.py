@@ -150,6 +150,10 @@ _METRICS = [
     Metric("ber", "ratio", "rf: payload bit errors / payload bits (the seeded PN payload is known)"),
     Metric("bit_errors", "count", "rf: payload bits decided wrong"),
     Metric("symbols", "count", "rf: payload symbols measured"),
+    Metric("timing_offset_samples", "count", "rf: the symbol timing found, as a delay in samples of the stream's "
+           "symbol grid (a modulation; wrapped to +-half the frame's period)"),
+    Metric("sco_ppm", "ppm", "rf: the sample-clock offset found from the symbol timing's drift (a modulation; > 0: "
+           "the receiver's clock fast)"),
     Metric("rf_capture_samples", "count", "rf: samples the analyzer took (consecutive, channel 0)"),
     Metric("rf_capture_restarts", "count", "rf: times the capture started again after a gap in the stream"),
     # The simulator's channel: what it injected, in the analyzer's terms (the channel's

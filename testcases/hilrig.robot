@@ -1118,6 +1118,10 @@ RF 16QAM impaired
     [Tags]    device:dut    transport:udp    direction:rx    rf
     Run Hilrig Case
 
+RF 16QAM SCO and delay
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
 RF 64QAM impaired
     [Tags]    device:dut    transport:udp    direction:rx    rf
     Run Hilrig Case

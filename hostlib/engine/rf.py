@@ -3,9 +3,10 @@ channel's analytic truth (docs/rf.md "RF metrics").
 
 A tone or multitone: the strongest tone is the one analyzed (the other tones' lobes set
 aside from its noise): its measured figures become the RF metrics (freq_error_hz, snr_db,
-...). A modulation: EVM, MER, bit errors and the carrier offset found, and the recovered
-constellation for the evidence (rf_constellation, rf_constellation_ideal). The channel's
-truth becomes the injected_* metrics next to them, so the evidence and the outbox hold both.
+...). A modulation: EVM, MER, bit errors, the carrier offset, the symbol timing and the
+SCO found, and the recovered constellation for the evidence (rf_constellation,
+rf_constellation_ideal). The channel's truth becomes the injected_* metrics next to them,
+so the evidence and the outbox hold both.
 The capture's averaged spectrum (the core's, at most RF_SPECTRUM_BINS bins) and, for a
 tone, where the analyzer found it, its image, DC and the harmonics go into the evidence as
 well: the report plots them from there (docs/rf.md "Seeing it").
@@ -134,9 +135,9 @@ def modem_ber(scheme: str, snr_symbol: float) -> float:
 
 def injected_modem_truth(signal: Signal, rate_sps: float, capture_samples: int) -> dict[str, float]:
     """The channel's truth for a modulated signal (docs/rf.md "Modulated signals"): the
-    carrier offset, and without a cubic, DC offset, SCO or a delay that is not a whole
-    sample the EVM that AWGN, the IQ image and phase noise give after an ideal matched
-    filter, and the BER of that symbol SNR:
+    carrier offset, the delay and the SCO (0 when off: the analyzer measures both), and
+    without a cubic or a DC offset the EVM that AWGN, the IQ image and phase noise give
+    after an ideal matched filter at the right instants, and the BER of that symbol SNR:
 
         EVM^2 = P (|mu|^2 + |nu|^2) / (|mu|^2 A^2 snr) + |nu|^2 / |mu|^2 + 2 (1 - exp(-v/2)),
         v = 2 pi linewidth / fs * T / 15
@@ -148,12 +149,14 @@ def injected_modem_truth(signal: Signal, rate_sps: float, capture_samples: int) 
     nu*conj(x) is uncorrelated with the symbols and adds as noise), v the mean-square of the
     Wiener phase less the line (frequency and phase) the analyzer fits over the capture's
     T samples (hostlib.reference.rf.phase_noise_evm2). The SCO scales the baseband only: the
-    carrier offset's truth stays the CFO."""
+    carrier offset's truth stays the CFO. The analyzer follows the timing stage's delay and
+    drift, so they add nothing to the EVM."""
     mod = signal.modulation
     assert mod is not None
     c = signal.channel
-    out = {"injected_freq_error_hz": c.cfo_hz, **_injected_timing(c)}
-    if c.c3 != 0 or c.dc_i != 0 or c.dc_q != 0 or c.sco_ppm != 0 or c.delay_samples != round(c.delay_samples):
+    out = {"injected_freq_error_hz": c.cfo_hz, "injected_delay_samples": c.delay_samples,
+           "injected_sco_ppm": c.sco_ppm, **_injected_timing(c)}
+    if c.c3 != 0 or c.dc_i != 0 or c.dc_q != 0:
         return out
     import numpy as np  # only when an RF case runs
 
@@ -183,7 +186,7 @@ def _modem_outcome(case: Case, capture: RfCapture, mod: RfModulation) -> RfOutco
     signal = case.signal
     assert signal is not None
     a = native().analyze_modulation(capture.samples, case.rate_sps, mod.scheme, mod.samples_per_symbol,
-                                    mod.rolloff, mod.amplitude, mod.payload_seed)
+                                    mod.rolloff, mod.amplitude, mod.payload_seed, capture.start_tick)
     ideal = native().rf_modem_frame(mod.scheme, mod.samples_per_symbol, mod.rolloff, mod.amplitude,
                                     mod.payload_seed)["constellation"]
     metrics = {
@@ -195,6 +198,8 @@ def _modem_outcome(case: Case, capture: RfCapture, mod: RfModulation) -> RfOutco
         "bit_errors": float(a["bit_errors"]),
         "symbols": float(a["symbols"]),
         "freq_error_hz": a["cfo_hz"],
+        "timing_offset_samples": a["timing_offset_samples"],
+        "sco_ppm": a["sco_ppm"],
         "rf_capture_samples": float(len(capture.samples)),
         "rf_capture_restarts": float(capture.restarts),
         **injected_modem_truth(signal, case.rate_sps, len(capture.samples)),

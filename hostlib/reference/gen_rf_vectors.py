@@ -106,7 +106,8 @@ class ModemCapture:
 
 
 # How closely another implementation must reproduce the modulation analyzer's figures.
-MODEM_TOLERANCE = {"evm_pct": 1e-4, "db": 1e-4, "cfo_hz": 1e-3, "phase_rad": 1e-6, "constellation": 1e-6}
+MODEM_TOLERANCE = {"evm_pct": 1e-4, "db": 1e-4, "cfo_hz": 1e-3, "phase_rad": 1e-6, "constellation": 1e-6,
+                   "timing_samples": 1e-5, "sco_ppm": 1e-3}
 
 MODEM_CAPTURES = [
     # One period of the frame, no impairment: rf::modem_frame must give these samples to 1 LSB.
@@ -118,6 +119,9 @@ MODEM_CAPTURES = [
     ModemCapture("qam64_snr12_sps2_ci16", "64QAM at 2 samples per symbol, rolloff 0.25, CFO -789 Hz, AWGN at "
                  "12 dB: bit errors", 8192, 3333, "64qam", 2, 0.25, 0.25, 123,
                  Channel(cfo_hz=-789.0, snr_db=12.0, seed=22)),
+    ModemCapture("qpsk_sco_delay_ci16", "QPSK from sample 500 of the stream through the timing stage: SCO -15 ppm, "
+                 "delay 0.37 samples, CFO 1500 Hz, AWGN at 25 dB", 16384, 500, "qpsk", 4, 0.35, 0.25, 31,
+                 Channel(sco_ppm=-15.0, delay_samples=0.37, cfo_hz=1500.0, snr_db=25.0, seed=23)),
 ]
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .rf import TIMING_TAPS, timing_taps
+
 __all__ = [
     "FRAME_SYMBOLS",
     "PAYLOAD_SYMBOLS",
@@ -47,6 +49,8 @@ RRC_SPAN_SYMBOLS = 16
 SEGMENT_SYMBOLS = 31            # the preamble correlated in 4 segments of 31 symbols
 SEGMENTS = 4
 CARRIER_SEARCH_CYCLES = 1e-3    # the fine search: +-this many cycles per symbol about the coarse CFO
+TIMING_BLOCK_SYMBOLS = 64       # the fractional timing: each block its own gain and phase
+TIMING_TOLERANCE_SAMPLES = 1e-5
 MAX_CONSTELLATION_POINTS = 2048
 
 
@@ -153,6 +157,8 @@ class ModemAnalysis:
     phase_rad: float
     gain_db: float
     preamble_sample: int
+    timing_offset_samples: float   # stream symbol j at received tick (j sps + it)(1 + sco), wrapped to [-P/2, P/2)
+    sco_ppm: float
     constellation: np.ndarray
 
 
@@ -172,12 +178,24 @@ def _golden_max(f: Callable[[float], float], lo: float, hi: float, tolerance: fl
     return (lo + hi) / 2
 
 
+def _interpolate(y: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """y read at the instants t by the channel's interpolator (rf.timing_taps): inputs
+    floor(t) - 15 .. floor(t) + 16."""
+    base = np.floor(t)
+    h = timing_taps(t - base)
+    idx = base.astype(np.int64)[:, None] - (TIMING_TAPS // 2 - 1) + np.arange(TIMING_TAPS)[None, :]
+    taken = y[idx]
+    return np.sum(h * taken.real, axis=1) + 1j * np.sum(h * taken.imag, axis=1)
+
+
 def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rolloff: float, amplitude: float,
-                       payload_seed: int) -> ModemAnalysis:
+                       payload_seed: int, start_tick: int = 0) -> ModemAnalysis:
     """EVM, MER and bit errors of a capture of the modulated signal (docs/rf.md "The
-    modulation analyzer"): preamble timing, coarse carrier from the preamble's segments,
-    the matched filter at the symbol instants, the ML carrier over every known symbol,
-    gain and phase by least squares, then the payload's figures."""
+    modulation analyzer"): preamble timing to a whole sample, coarse carrier from the
+    preamble's segments, the timing to a fraction of a sample per segment (data-aided) and
+    its line over the capture, the matched filter's output read on that line, the ML carrier
+    over every known symbol, gain and phase by least squares, then the payload's figures.
+    start_tick: the stream tick of the capture's first sample (timing_offset_samples only)."""
     x = np.asarray(x, dtype=np.complex128)
     n = len(x)
     if n < min_modem_samples(sps):
@@ -187,7 +205,7 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
     half, period = len(h) // 2, FRAME_SYMBOLS * sps
     y = np.convolve(x, h, mode="same")   # h is symmetric: y[t] = sum_j h[j] x[t + j - half]
 
-    # 1. timing: the preamble's correlation, as the power of 4 segments summed
+    # 1. timing to a whole sample: the preamble's correlation, as the power of 4 segments summed
     k = np.arange(SEGMENTS * SEGMENT_SYMBOLS)
     taus = np.arange(half, half + period)
     products = y[taus[:, None] + k[None, :] * sps] * np.conj(frame.symbols[k])[None, :]
@@ -197,21 +215,71 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
     c = segs[tau0 - half]
     coarse = float(np.angle(np.sum(c[1:] * np.conj(c[:-1])))) / (2 * math.pi * SEGMENT_SYMBOLS * sps)
 
-    # 3. turned back by the coarse CFO, matched-filtered at the symbol instants
+    # 3. turned back by the coarse CFO, matched-filtered where the filter fits (zero elsewhere);
+    # the nominal instants first + k sps on tau0's grid within it
     cycles = coarse * np.arange(n)
     xd = x * np.exp(-2j * math.pi * (cycles - np.floor(cycles)))
     yd = np.convolve(xd, h, mode="same")
+    yd[:half] = 0
+    yd[n - half:] = 0
     first = half + (tau0 - half) % sps
-    t = np.arange(first, n - half, sps)
+    nominal = -(-(n - half - first) // sps)
     k0 = (tau0 - first) // sps
-    index = (np.arange(len(t)) - k0) % FRAME_SYMBOLS
-    r = yd[t]
+    ks = np.arange(nominal)
+    sent_all = frame.symbols[(ks - k0) % FRAME_SYMBOLS]
+
+    def reads_filtered(t: float) -> bool:   # the interpolator's inputs floor(t) - 15 .. floor(t) + 16
+        base = math.floor(t)
+        return base - (TIMING_TAPS // 2 - 1) >= half and base + TIMING_TAPS // 2 < n - half
+
+    # 4. the fraction: per segment the offset delta maximising sum over blocks of
+    # |sum r s*|^2 / sum |s|^2 less sum |r|^2 (minus the error left after each block's own
+    # gain: 0 at the true instants without noise), searched half a symbol either side of the
+    # segment before's (the segment's symbols whose reads stay on filtered samples over that
+    # span), then the line through the segments'
+    segment_count = max(2, nominal // FRAME_SYMBOLS)
+    reach = sps / 2
+    centre, offset, previous = [], [], 0.0
+    for j in range(segment_count):
+        lo, hi = j * nominal // segment_count, (j + 1) * nominal // segment_count
+        start, stop = previous - reach, previous + reach
+        while lo < hi and not reads_filtered(first + lo * sps + start):
+            lo += 1
+        while hi > lo and not reads_filtered(first + (hi - 1) * sps + stop):
+            hi -= 1
+        if hi - lo < TIMING_BLOCK_SYMBOLS:
+            continue    # the capture's edge: too few symbols to time
+        seg_t = (first + ks[lo:hi] * sps).astype(float)
+        seg_s = sent_all[lo:hi]
+        starts = np.arange(0, hi - lo, TIMING_BLOCK_SYMBOLS)
+        block_sent = np.add.reduceat(np.abs(seg_s) ** 2, starts)
+
+        def fit(delta: float, seg_t: np.ndarray = seg_t, seg_s: np.ndarray = seg_s, starts: np.ndarray = starts,
+                block_sent: np.ndarray = block_sent) -> float:
+            r = _interpolate(yd, seg_t + delta)
+            sums = np.add.reduceat(r * np.conj(seg_s), starts)
+            return float(np.sum(np.abs(sums) ** 2 / block_sent) - np.sum(np.abs(r) ** 2))
+
+        previous = _golden_max(fit, start, stop, TIMING_TOLERANCE_SAMPLES)
+        offset.append(previous)
+        centre.append((lo + hi - 1) / 2)
+    cen, off = np.array(centre), np.array(offset)
+    sxx = float(np.sum((cen - cen.mean()) ** 2))
+    slope = float(np.sum((cen - cen.mean()) * (off - off.mean()))) / sxx if sxx > 0 else 0.0
+    intercept = float(off.mean()) - slope * float(cen.mean())
+
+    # 5. the symbols read on the line where the reads are all filtered samples
+    t_all = first + ks * sps + intercept + slope * ks
+    whole = np.floor(t_all)
+    keep = (whole - (TIMING_TAPS // 2 - 1) >= half) & (whole + TIMING_TAPS // 2 < n - half)
+    index = ((ks - k0) % FRAME_SYMBOLS)[keep]
+    r = _interpolate(yd, t_all[keep])
     sent = frame.symbols[index]
     z = r * np.conj(sent)
     count = len(r)
     m = np.arange(count)
 
-    # 4. fine carrier: max |sum z exp(-j w k)| on a quarter-bin grid, then golden section
+    # 6. fine carrier: max |sum z exp(-j w k)| on a quarter-bin grid, then golden section
     def magnitude(w: float) -> float:
         return float(np.abs(np.sum(z * np.exp(-1j * w * m))))
 
@@ -224,7 +292,7 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
     gain = abs(total) / float(np.sum(np.abs(sent) ** 2))
     phase = float(np.angle(total))
 
-    # 5. the payload's figures
+    # 7. the payload's figures
     payload = index >= PREAMBLE_SYMBOLS
     v = (r * np.exp(-1j * (w * m + phase)) / gain)[payload]
     s = sent[payload]
@@ -243,6 +311,11 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
     want_bits = frame.bits[p[:, None] + np.arange(bps)[None, :]]
     bit_errors = int(np.sum(got_bits != want_bits))
     evm = math.sqrt(float(np.mean(err)))
+    # the line in the channel's terms: a preamble (k0) at stream tick (m P + D)(1 + eps)
+    eps = slope / sps
+    timing_offset = (start_tick % period - start_tick * (eps / (1 + eps))
+                     + (first + k0 * sps + intercept + slope * k0) / (1 + eps))
+    timing_offset -= period * math.floor(timing_offset / period + 0.5)
     decided_error = float(np.sum(np.abs(v - decided) ** 2))
     return ModemAnalysis(
         evm_rms_pct=100 * evm, evm_peak_pct=100 * math.sqrt(float(np.max(err))),
@@ -251,4 +324,5 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
         ber=bit_errors / (len(v) * bps), bit_errors=bit_errors, bits=len(v) * bps, symbols=len(v),
         cfo_hz=(coarse + w / (2 * math.pi * sps)) * fs_hz, phase_rad=phase,
         gain_db=20 * math.log10(gain / (amplitude * math.sqrt(sps))), preamble_sample=tau0,
+        timing_offset_samples=timing_offset, sco_ppm=eps * 1e6,
         constellation=v[:MAX_CONSTELLATION_POINTS])

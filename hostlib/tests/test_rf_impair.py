@@ -177,6 +177,11 @@ def test_the_modem_truth_adds_the_phase_noise_and_leaves_out_what_it_cannot_stat
     assert with_pn["injected_evm_rms_pct"] == pytest.approx(
         100 * math.sqrt((awgn / 100) ** 2 + phase_noise_evm2(0.05, FS_HZ, 65536)))
     assert (with_pn["injected_phase_noise_hz"], with_pn["injected_delay_samples"]) == (0.05, 3.0)
-    for off in ({"sco_ppm": 2.0}, {"delay_samples": 0.37}):
+    for timing in ({"sco_ppm": 2.0}, {"delay_samples": 0.37}):   # the analyzer follows them: the AWGN's EVM
+        t = truth(**timing)
+        assert t["injected_evm_rms_pct"] == awgn and t["injected_freq_error_hz"] == 0.0
+        assert (t["injected_sco_ppm"], t["injected_delay_samples"]) == (timing.get("sco_ppm", 0.0),
+                                                                        timing.get("delay_samples", 0.0))
+    for off in ({"c3": 0.1}, {"dc_i": 0.01}):
         t = truth(**off)
         assert "injected_evm_rms_pct" not in t and t["injected_freq_error_hz"] == 0.0

@@ -52,6 +52,26 @@ def test_reference_evm_is_the_awgn_theory(scheme):
             assert a.bit_errors == 0 and a.mer_db == pytest.approx(-a.evm_rms_db, abs=0.2)
 
 
+@pytest.mark.parametrize("scheme, snr, delay, sco", [("qpsk", 30.0, 0.37, 20.0), ("16qam", 20.0, 1.5, -20.0)])
+def test_reference_follows_a_fractional_delay_and_an_sco(scheme, snr, delay, sco):
+    """The reference analyzer under the channel's timing stage (one seed each; the gtest
+    RfModem.FractionalDelayAndScoAreFoundAndLeaveTheAwgnEvm sweeps 20): EVM within 0.3
+    percentage points of the AWGN theory, the delay and the SCO found (the gtest's bounds)."""
+    f = modem.modem_frame(scheme, 4, 0.35, 0.25, 5)
+    start, period = 1234, len(f.samples)
+    x = _stream(f, start, 4 * period + 64)
+    power = float(np.mean(np.abs(x) ** 2))
+    y = Channel(snr_db=snr, cfo_hz=700.0, sco_ppm=sco, delay_samples=delay, seed=3).apply(x, FS_HZ)
+    a = modem.analyze_modulation(y, FS_HZ, scheme, 4, 0.35, 0.25, 5)
+    theory = 100 * math.sqrt(power / 10 ** (snr / 10) / (0.25 ** 2 * 4))
+    assert abs(a.evm_rms_pct - theory) <= 0.3, (a.evm_rms_pct, theory)
+    # the block starts at the period's sample `start`: the stream's grid is delay - start late
+    error = (a.timing_offset_samples - (delay - start) + period / 2) % period - period / 2
+    assert abs(error) <= (0.02 if snr == 20 else 0.01), a.timing_offset_samples
+    assert abs(a.sco_ppm - sco) <= (2.0 if snr == 20 else 1.0), a.sco_ppm
+    assert a.bit_errors == 0 and abs(a.cfo_hz - 700.0) <= 5.0
+
+
 def test_ber_theory_is_the_gray_approximation():
     # QPSK: Q(sqrt(2 Eb/N0)); at Eb/N0 = 9.6 dB about 1e-5
     ebn0 = 10 ** 0.96
@@ -94,6 +114,8 @@ def test_native_analyzer_matches_the_shared_captures(v):
     assert abs(a["evm_peak_pct"] - e["evm_peak_pct"]) <= TOL["evm_pct"]
     assert abs(a["mer_db"] - e["mer_db"]) <= TOL["db"]
     assert abs(a["cfo_hz"] - e["cfo_hz"]) <= TOL["cfo_hz"]
+    assert abs(a["timing_offset_samples"] - e["timing_offset_samples"]) <= TOL["timing_samples"]
+    assert abs(a["sco_ppm"] - e["sco_ppm"]) <= TOL["sco_ppm"]
     head = np.array(e["constellation_head"])
     got = a["constellation"][: len(head)]
     assert np.max(np.abs(got - (head[:, 0] + 1j * head[:, 1]))) <= TOL["constellation"]
@@ -110,6 +132,26 @@ def test_native_analyzer_matches_the_reference_on_a_fresh_capture():
     g, phi = 10 ** (0.3 / 20), math.radians(-1.0)
     mu = (1 + g * complex(math.cos(phi), -math.sin(phi))) / 2   # the symbols' gain through the IQ imbalance
     assert abs(got["gain_db"] - (-3.0 + 20 * math.log10(abs(mu)))) < 0.02
+
+
+def test_native_analyzer_matches_the_reference_under_sco_and_delay():
+    """The same timing on a capture that starts late in the stream (start_tick): the core's
+    delay and SCO are the reference's to the shared captures' tolerances."""
+    f = modem.modem_frame("16qam", 2, 0.25, 0.25, 8)
+    y = Channel(snr_db=25.0, cfo_hz=-400.0, sco_ppm=-35.0, delay_samples=2.7, seed=9).apply(_stream(f, 0, 9000),
+                                                                                         FS_HZ)
+    start_tick = 123456789
+    ref = modem.analyze_modulation(y, FS_HZ, "16qam", 2, 0.25, 0.25, 8, start_tick)
+    got = native.analyze_modulation(y, FS_HZ, "16qam", 2, 0.25, 0.25, 8, start_tick)
+    assert abs(got["timing_offset_samples"] - ref.timing_offset_samples) <= TOL["timing_samples"]
+    assert abs(got["sco_ppm"] - ref.sco_ppm) <= TOL["sco_ppm"]
+    assert abs(got["evm_rms_pct"] - ref.evm_rms_pct) <= TOL["evm_pct"] and got["symbols"] == ref.symbols
+    # start_tick moves only the delay: by start_tick * sco / (1 + sco) less whole periods
+    base = native.analyze_modulation(y, FS_HZ, "16qam", 2, 0.25, 0.25, 8)
+    eps = base["sco_ppm"] * 1e-6
+    moved = (base["timing_offset_samples"] + start_tick % len(f.samples) - start_tick * eps / (1 + eps))
+    period = len(f.samples)
+    assert abs((got["timing_offset_samples"] - moved + period / 2) % period - period / 2) <= 1e-6
 
 
 @pytest.mark.parametrize("sps", [2, 4, 64])
@@ -194,3 +236,34 @@ def test_modulated_case_end_to_end_through_the_simulator(write_case, sim_rig):
     # each recovered point near an ideal one: the error vector is a few % of unit RMS
     dist = np.min(np.abs(np.array(points)[:, None, :] - np.array(ideal)[None, :, :]).sum(axis=2), axis=1)
     assert np.max(dist) < 0.3
+
+
+SCO_DELAY_QPSK = """
+name: modem qpsk sco delay
+device: dut
+direction: rx
+master_clock: 200 MHz
+decimation: 200
+transport: {kind: udp, frame_bytes: 8000}
+duration: 300 ms
+signal: {kind: qpsk, symbol_rate: 250 kHz, payload_seed: 6}
+channel: {sco: 20 ppm, delay: 0.37 samples, cfo: -1.5 kHz, snr: 25 dB, seed: 14}
+thresholds:
+  evm_rms: "<= 4 %"
+  bit_errors: "== 0"
+"""
+
+
+@requires_native
+def test_a_modulated_case_under_sco_and_delay_measures_them_beside_their_truth(write_case, sim_rig):
+    """Through the simulator with the timing stage on: the capture starts somewhere in the
+    stream (start_tick), the analyzer finds the delay and the SCO the channel injected and
+    the EVM is the AWGN's (the truth states it under timing)."""
+    [case] = write_case(SCO_DELAY_QPSK)
+    result = run_case(case, sim_rig, run_id="modem-timing")
+    m = result.metrics
+    assert result.verdict == Verdict.PASS, (result.message, m)
+    assert (m["injected_sco_ppm"], m["injected_delay_samples"]) == (20.0, 0.37)
+    assert abs(m["evm_rms_pct"] - m["injected_evm_rms_pct"]) <= 0.3, m
+    assert abs(m["timing_offset_samples"] - m["injected_delay_samples"]) <= 0.02, m
+    assert abs(m["sco_ppm"] - m["injected_sco_ppm"]) <= 1.0, m

@@ -247,7 +247,7 @@ void hilrig_bind_rf(py::module_& m) {
   m.def(
       "analyze_modulation",
       [](const CArray& x, double fs_hz, const std::string& scheme, unsigned sps, double rolloff, double amplitude,
-         std::uint64_t payload_seed) {
+         std::uint64_t payload_seed, std::uint64_t start_tick) {
         const auto spec = modulation_spec(scheme, sps, rolloff, amplitude, payload_seed);
         auto s = samples(x);
         if (s.size() < hilrig::rf::min_modem_samples(spec))
@@ -255,7 +255,7 @@ void hilrig_bind_rf(py::module_& m) {
         hilrig::rf::ModemAnalysis a;
         {
           py::gil_scoped_release release;
-          a = hilrig::rf::analyze_modulation(s, fs_hz, spec);
+          a = hilrig::rf::analyze_modulation(s, fs_hz, spec, start_tick);
         }
         py::dict d;
         d["evm_rms_pct"] = a.evm_rms_pct;
@@ -270,11 +270,14 @@ void hilrig_bind_rf(py::module_& m) {
         d["phase_rad"] = a.phase_rad;
         d["gain_db"] = a.gain_db;
         d["preamble_sample"] = a.preamble_sample;
+        d["timing_offset_samples"] = a.timing_offset_samples;
+        d["sco_ppm"] = a.sco_ppm;
         d["constellation"] = complex_array(a.constellation);
         return d;
       },
       py::arg("x"), py::arg("fs_hz"), py::arg("scheme"), py::arg("samples_per_symbol"), py::arg("rolloff"),
-      py::arg("amplitude"), py::arg("payload_seed"),
+      py::arg("amplitude"), py::arg("payload_seed"), py::arg("start_tick") = 0,
       "The figures of a capture of a modulated signal (the fields of hostlib.reference.modem.ModemAnalysis): "
-      "EVM, MER, bit errors, the carrier found (docs/rf.md \"Modulated signals\").");
+      "EVM, MER, bit errors, the carrier and the symbol timing found (docs/rf.md \"Modulated signals\"); "
+      "start_tick: the stream tick of the capture's first sample.");
 }

@@ -8,6 +8,7 @@
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/phasors.hpp"
+#include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
 namespace {
@@ -18,6 +19,23 @@ constexpr double kPi = std::numbers::pi;
 constexpr std::size_t kSegmentSymbols = 31;  // the preamble's correlation in 4 segments: a CFO-tolerant peak
 constexpr std::size_t kSegments = 4;
 constexpr double kCarrierSearchCycles = 1e-3;  // the fine search: +-this many cycles per symbol about the coarse CFO
+// The fractional timing: each block of kTimingBlockSymbols its own gain and phase (what the coarse
+// CFO leaves turns a block by little); golden section to kTimingToleranceSamples.
+constexpr std::size_t kTimingBlockSymbols = 64;
+constexpr double kTimingToleranceSamples = 1e-5;
+
+// The channel's interpolator (rf/timing.hpp), for its taps: every active stage has the same table.
+const TimingStage& interpolator() {
+  static const TimingStage stage(0, 1);  // a whole-sample delay: active, so the table is built once
+  return stage;
+}
+// The interpolator's read of y at base + mu, h its taps for mu: sum_k h_k y[base - 15 + k].
+cd interpolate(const std::array<double, TimingStage::kTaps>& h, const std::vector<cd>& y, double base) {
+  const cd* p = y.data() + std::size_t(base) - (TimingStage::kTaps / 2 - 1);
+  cd sum = 0;
+  for (int k = 0; k < TimingStage::kTaps; ++k) sum += h[std::size_t(k)] * p[k];
+  return sum;
+}
 
 unsigned rail_levels(Scheme s) { return 1u << (bits_per_symbol(s) / 2); }
 // The rails' scale: levels +-1, +-3, ... of mean power 2(M - 1)/3 over both rails, made 1.
@@ -127,7 +145,8 @@ std::size_t min_modem_samples(const ModulationSpec& spec) {
   return 2 * kFrameSymbols * spec.samples_per_symbol + kRrcSpanSymbols * spec.samples_per_symbol;
 }
 
-ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const ModulationSpec& spec) {
+ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const ModulationSpec& spec,
+                                 std::uint64_t start_tick) {
   if (!(fs_hz > 0)) throw std::invalid_argument("analyze_modulation: fs_hz must be > 0");
   if (x.size() < min_modem_samples(spec))
     throw std::invalid_argument("analyze_modulation: " + std::to_string(x.size()) + " samples, fewer than two frames (" +
@@ -142,9 +161,9 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
     return sum;
   };
 
-  // 1. Timing: the preamble's correlation with the matched filter's output, as the power
-  // of 4 segments summed (a CFO turns the whole preamble's sum but hardly a segment's),
-  // at every start within one period.
+  // 1. Timing to a whole sample: the preamble's correlation with the matched filter's output,
+  // as the power of 4 segments summed (a CFO turns the whole preamble's sum but hardly a
+  // segment's), at every start within one period.
   std::vector<cd> y(n);
   for (std::size_t t = half; t + half < n; ++t) y[t] = filtered(x, t);
   auto segments = [&](std::size_t tau) {
@@ -167,28 +186,92 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
   for (std::size_t i = 0; i + 1 < kSegments; ++i) advance += c[i + 1] * std::conj(c[i]);
   const double coarse = std::arg(advance) / (2 * kPi * double(kSegmentSymbols * sps));  // cycles per sample
 
-  // 3. The capture turned back by the coarse CFO, matched-filtered at every symbol instant
-  // tau0 + k*sps that the filter's span fits in.
-  std::vector<cd> xd(n);
+  // 3. The capture turned back by the coarse CFO and matched-filtered wherever the filter fits
+  // (zero elsewhere): yd; the nominal symbol instants first + k*sps on tau0's grid within it.
+  std::vector<cd> xd(n), yd(n);
   for (std::size_t t = 0; t < n; ++t) {
     const double cycles = coarse * double(t);
     xd[t] = x[t] * std::polar(1.0, -2 * kPi * (cycles - std::floor(cycles)));
   }
+  for (std::size_t t = half; t + half < n; ++t) yd[t] = filtered(xd, t);
   const std::size_t first = half + (tau0 - half) % sps;
+  const std::size_t nominal = (n - half - first + sps - 1) / sps;
   const std::size_t k0 = (tau0 - first) / sps;  // symbols from the first instant to the preamble
+  auto frame_index = [&](std::size_t k) { return (k + kFrameSymbols - k0) % kFrameSymbols; };
+  // Whether the interpolator's read at t (inputs floor(t) - 15 .. floor(t) + 16) is all filtered samples.
+  auto reads_filtered = [&](double t) {
+    const double base = std::floor(t);
+    return base - (TimingStage::kTaps / 2 - 1) >= double(half) && base + TimingStage::kTaps / 2 < double(n - half);
+  };
+
+  // 4. Timing to a fraction of a sample (data-aided, every symbol known): per segment of about
+  // a frame the offset delta of its instants first + k*sps + delta that maximises
+  //   F(delta) = sum_b |sum_{k in b} r_k s*_k|^2 / sum_{k in b} |s_k|^2 - sum_k |r_k|^2,
+  // r_k the filtered samples read there by the channel's interpolator, b the blocks: -F is
+  // the error energy left once each block has its least-squares gain, 0 without noise at the
+  // true instants (the RRC pair has no intersymbol interference there), so the maximum is
+  // unbiased whatever the symbols. Each segment's search spans half a symbol either side of the
+  // one before (the first: of tau0's grid), where F has its one maximum while an SCO moves the
+  // instants by less than a quarter symbol a frame (244 ppm); it takes the segment's symbols
+  // whose reads stay on filtered samples over the whole span. Then the line offset = a + b*k
+  // through the segments' (centre, offset).
+  const std::size_t segment_count = std::max<std::size_t>(2, nominal / kFrameSymbols);
+  const double reach = double(sps) / 2;
+  std::vector<double> centre, offset;
+  double previous = 0;
+  for (std::size_t j = 0; j < segment_count; ++j) {
+    std::size_t lo = j * nominal / segment_count, hi = (j + 1) * nominal / segment_count;
+    const double from = previous - reach, to = previous + reach;
+    while (lo < hi && !reads_filtered(double(first + lo * sps) + from)) ++lo;
+    while (hi > lo && !reads_filtered(double(first + (hi - 1) * sps) + to)) --hi;
+    if (hi - lo < kTimingBlockSymbols) continue;  // the capture's edge: too few symbols to time
+    auto fit = [&](double delta) {
+      const double whole = std::floor(delta);
+      const auto taps = interpolator().taps(delta - whole);
+      double explained = 0, power = 0, sent = 0;
+      cd sum = 0;
+      for (std::size_t k = lo; k < hi; ++k) {
+        const cd r = interpolate(taps, yd, double(first + k * sps) + whole);
+        const cd s = frame.symbols[frame_index(k)];
+        power += std::norm(r);
+        sum += r * std::conj(s);
+        sent += std::norm(s);
+        if ((k - lo + 1) % kTimingBlockSymbols == 0 || k + 1 == hi) explained += std::norm(sum) / sent, sum = 0, sent = 0;
+      }
+      return explained - power;
+    };
+    previous = golden_max(fit, from, to, kTimingToleranceSamples);
+    offset.push_back(previous);
+    centre.push_back((double(lo) + double(hi - 1)) / 2);
+  }
+  const std::size_t fitted = offset.size();
+  double centre_mean = 0, offset_mean = 0;
+  for (std::size_t j = 0; j < fitted; ++j) centre_mean += centre[j], offset_mean += offset[j];
+  centre_mean /= double(fitted), offset_mean /= double(fitted);
+  double sxx = 0, sxy = 0;
+  for (std::size_t j = 0; j < fitted; ++j)
+    sxx += (centre[j] - centre_mean) * (centre[j] - centre_mean), sxy += (centre[j] - centre_mean) * (offset[j] - offset_mean);
+  const double slope = sxx > 0 ? sxy / sxx : 0, intercept = offset_mean - slope * centre_mean;
+  auto instant = [&](std::size_t k) { return double(first + k * sps) + intercept + slope * double(k); };
+
+  // 5. The symbols, read on the line wherever the reads are all filtered samples (a contiguous
+  // run of k: the line is monotonic).
   std::vector<cd> r, z;
   std::vector<std::size_t> index;  // each symbol's place in the frame
   double sent_power = 0;
-  for (std::size_t t = first; t + half < n; t += sps) {
-    const std::size_t at = ((t - first) / sps + kFrameSymbols - k0 % kFrameSymbols) % kFrameSymbols;
-    r.push_back(filtered(xd, t));
+  for (std::size_t k = 0; k < nominal; ++k) {
+    const double t = instant(k);
+    if (!reads_filtered(t)) continue;
+    const double whole = std::floor(t);
+    const std::size_t at = frame_index(k);
+    r.push_back(interpolate(interpolator().taps(t - whole), yd, whole));
     index.push_back(at);
     z.push_back(r.back() * std::conj(frame.symbols[at]));
     sent_power += std::norm(frame.symbols[at]);
   }
   const std::size_t count = r.size();
 
-  // 4. Fine carrier: the maximum of |sum z_k exp(-j w k)| (every symbol known: the ML
+  // 6. Fine carrier: the maximum of |sum z_k exp(-j w k)| (every symbol known: the ML
   // estimate), on a grid of a quarter bin, then golden-section to 10^-7 bin.
   const double bin = 2 * kPi / double(count);
   auto magnitude = [&](double w) { return std::abs(Phasors(count, w).dtft(z)); };
@@ -203,7 +286,7 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
   const cd sum = turn.dtft(z);
   const double gain = std::abs(sum) / sent_power, phase = std::arg(sum);
 
-  // 5. The payload's symbols, corrected; EVM against the sent symbol, MER against the
+  // 7. The payload's symbols, corrected; EVM against the sent symbol, MER against the
   // nearest point, bits by the nearest point.
   const std::vector<cd> e = turn.all(count);
   const cd correct = std::polar(1.0 / gain, -phase);
@@ -241,6 +324,14 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
   a.phase_rad = phase;
   a.gain_db = 20 * std::log10(gain / (spec.amplitude * std::sqrt(double(sps))));
   a.preamble_sample = tau0;
+  // The line in the channel's terms: symbol instants sps*(1 + eps) apart; the preamble at
+  // k0 is at stream tick (m*P + D)(1 + eps) for some m (start_tick's multiple of P taken out
+  // exactly, so a late capture keeps D's precision).
+  const double eps = slope / double(sps);
+  double d = double(start_tick % period) - double(start_tick) * (eps / (1 + eps)) + instant(k0) / (1 + eps);
+  d -= double(period) * std::floor(d / double(period) + 0.5);
+  a.timing_offset_samples = d;
+  a.sco_ppm = eps * 1e6;
   return a;
 }
 

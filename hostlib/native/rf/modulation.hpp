@@ -1,7 +1,8 @@
 // Modulated RF signals (QPSK, 16QAM, 64QAM) and their analyzer (docs/rf.md "Modulated
 // signals"): the frame (a known preamble and a seeded PN payload, Gray-mapped, root-raised-
 // cosine shaped, repeated without a gap) and the figures of a capture of it: EVM, MER, bit
-// errors. The same waveform and estimators as hostlib/reference/modem.py.
+// errors, the carrier and the symbol timing (and its drift, the SCO) found. The same waveform
+// and estimators as hostlib/reference/modem.py.
 #pragma once
 #include <complex>
 #include <cstddef>
@@ -65,13 +66,21 @@ struct ModemAnalysis {
   double cfo_hz = 0;        // the carrier frequency offset found
   double phase_rad = 0;     // the carrier phase at the first symbol measured
   double gain_db = 0;       // the symbols' amplitude relative to the sent amplitude * sqrt(sps)
-  std::size_t preamble_sample = 0;  // where the first preamble starts in the capture
+  std::size_t preamble_sample = 0;  // where the first preamble starts in the capture, to a whole sample
+  // The symbol timing found, as the channel's: stream symbol j (frame symbol j mod 1024, its
+  // instant j*sps in the sent stream) is at received tick (j*sps + timing_offset_samples) *
+  // (1 + sco_ppm*1e-6); the offset wrapped to [-P/2, P/2), P the period in samples.
+  double timing_offset_samples = 0;
+  double sco_ppm = 0;  // the receiver's sample clock against the sender's: > 0 more received samples a symbol
   std::vector<std::complex<double>> constellation;  // the first <= kMaxConstellationPoints corrected payload symbols
 };
 
 // The minimum capture: two frames and the filter's span.
 std::size_t min_modem_samples(const ModulationSpec& spec);
-// Throws std::invalid_argument for a capture shorter than min_modem_samples or fs_hz <= 0.
-ModemAnalysis analyze_modulation(std::span<const std::complex<double>> x, double fs_hz, const ModulationSpec& spec);
+// start_tick: the stream tick of the capture's first sample (the sent stream's sample t is the
+// period's t mod P; only timing_offset_samples depends on it). Throws std::invalid_argument for
+// a capture shorter than min_modem_samples or fs_hz <= 0.
+ModemAnalysis analyze_modulation(std::span<const std::complex<double>> x, double fs_hz, const ModulationSpec& spec,
+                                 std::uint64_t start_tick = 0);
 
 }  // namespace hilrig::rf
