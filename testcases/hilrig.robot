@@ -1178,6 +1178,10 @@ RF tone impaired
     [Tags]    device:dut    transport:udp    direction:rx    rf
     Run Hilrig Case
 
+RF tone phase noise
+    [Tags]    device:dut    transport:udp    direction:rx    rf
+    Run Hilrig Case
+
 RF tone SCO and delay
     [Tags]    device:dut    transport:udp    direction:rx    rf
     Run Hilrig Case
