@@ -113,6 +113,10 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
     c = m.channel
     if c is not None and not -rate_sps / 2 < c.cfo < rate_sps / 2:
         errs.append((("channel", "cfo"), f"{c.cfo:g} Hz is outside the band of the {rate_sps:g} S/s stream"))
+    max_sco = native().RF_MAX_MODEM_SCO_PPM
+    if modulation is not None and c is not None and abs(c.sco) > max_sco:
+        errs.append((("channel", "sco"), f"{c.sco:g} ppm is beyond what the modulation analyzer's timing follows "
+                     f"(at most {max_sco:g} ppm either way; a tone takes up to 1000 ppm)"))
     max_share = native().RF_MAX_LINEWIDTH_OF_RATE
     if c is not None and c.phase_noise is not None and c.phase_noise.linewidth > rate_sps * max_share:
         errs.append((("channel", "phase_noise", "linewidth"),

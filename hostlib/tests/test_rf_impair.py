@@ -130,6 +130,19 @@ def test_a_wrong_timing_or_phase_noise_field_is_a_file_line_error(tmp_path, tail
     assert says in str(issues), issues
 
 
+@requires_native
+def test_a_modulated_case_refuses_an_sco_its_analyzer_cannot_follow(tmp_path):
+    from hostlib.dsl import validate_paths
+
+    path = tmp_path / "rf.yaml"
+    path.write_text(BASE.lstrip("\n") + "signal: {kind: qpsk, symbol_rate: 250 kHz}\nchannel: {sco: 500 ppm}\n")
+    cases, issues = validate_paths([path])
+    assert cases == [] and [(i.line, i.field) for i in issues][:1] == [(9, "channel.sco")], issues
+    assert "at most 200 ppm" in str(issues), issues
+    path.write_text(BASE.lstrip("\n") + "signal: {kind: qpsk, symbol_rate: 250 kHz}\nchannel: {sco: -150 ppm}\n")
+    assert validate_paths([path])[1] == []
+
+
 SCO_CASE = BASE + """signal: {kind: tone, frequency: 200 kHz, amplitude: -6 dBFS}
 channel: {sco: 25 ppm, delay: 0.37 samples, cfo: 300 Hz, snr: 30 dB, seed: %d}
 """

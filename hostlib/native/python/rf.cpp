@@ -81,6 +81,7 @@ void hilrig_bind_rf(py::module_& m) {
   m.attr("RF_MIN_SAMPLES_PER_SYMBOL") = py::int_(hilrig::rf::kMinSamplesPerSymbol);
   m.attr("RF_MAX_SAMPLES_PER_SYMBOL") = py::int_(hilrig::rf::kMaxSamplesPerSymbol);
   m.attr("RF_MAX_LINEWIDTH_OF_RATE") = py::float_(hilrig::rf::kMaxLinewidthOfRate);
+  m.attr("RF_MAX_MODEM_SCO_PPM") = py::float_(hilrig::rf::kMaxModemScoPpm);
   m.def(
       "rf_min_modem_samples",
       [](unsigned samples_per_symbol) {

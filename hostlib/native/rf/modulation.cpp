@@ -24,12 +24,7 @@ constexpr double kCarrierSearchCycles = 1e-3;  // the fine search: +-this many c
 constexpr std::size_t kTimingBlockSymbols = 64;
 constexpr double kTimingToleranceSamples = 1e-5;
 
-// The channel's interpolator (rf/timing.hpp), for its taps: every active stage has the same table.
-const TimingStage& interpolator() {
-  static const TimingStage stage(0, 1);  // a whole-sample delay: active, so the table is built once
-  return stage;
-}
-// The interpolator's read of y at base + mu, h its taps for mu: sum_k h_k y[base - 15 + k].
+// The channel's interpolator (rf/timing.hpp) reading y at base + mu, h its taps for mu: sum_k h_k y[base - 15 + k].
 cd interpolate(const std::array<double, TimingStage::kTaps>& h, const std::vector<cd>& y, double base) {
   const cd* p = y.data() + std::size_t(base) - (TimingStage::kTaps / 2 - 1);
   cd sum = 0;
@@ -227,7 +222,7 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
     if (hi - lo < kTimingBlockSymbols) continue;  // the capture's edge: too few symbols to time
     auto fit = [&](double delta) {
       const double whole = std::floor(delta);
-      const auto taps = interpolator().taps(delta - whole);
+      const auto taps = TimingStage::taps(delta - whole);
       double explained = 0, power = 0, sent = 0;
       cd sum = 0;
       for (std::size_t k = lo; k < hi; ++k) {
@@ -264,7 +259,7 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
     if (!reads_filtered(t)) continue;
     const double whole = std::floor(t);
     const std::size_t at = frame_index(k);
-    r.push_back(interpolate(interpolator().taps(t - whole), yd, whole));
+    r.push_back(interpolate(TimingStage::taps(t - whole), yd, whole));
     index.push_back(at);
     z.push_back(r.back() * std::conj(frame.symbols[at]));
     sent_power += std::norm(frame.symbols[at]);

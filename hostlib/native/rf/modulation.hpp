@@ -27,6 +27,9 @@ inline constexpr std::size_t kPayloadSymbols = kFrameSymbols - kPreambleSymbols;
 inline constexpr std::size_t kRrcSpanSymbols = 16;    // the RRC filter: kRrcSpanSymbols * sps + 1 taps
 inline constexpr std::size_t kMaxConstellationPoints = 2048;
 inline constexpr unsigned kMinSamplesPerSymbol = 2, kMaxSamplesPerSymbol = 64;
+// The largest sample-clock offset the analyzer's timing follows with room: its search holds
+// while the instants move by less than a quarter symbol a frame (244 ppm).
+inline constexpr double kMaxModemScoPpm = 200;
 
 struct ModulationSpec {
   Scheme scheme = Scheme::qpsk;

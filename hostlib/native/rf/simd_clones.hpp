@@ -3,10 +3,12 @@
 // build stays portable and a v3 host runs four doubles a vector with fused multiply-adds.
 // The copies may differ in the last bits (an FMA rounds once); on one host every call
 // runs the same copy, so a sample is the same whichever call computed it. Not under
-// ThreadSanitizer, whose runtime is not up yet when the loader runs ifunc resolvers.
+// ThreadSanitizer, whose runtime is not up yet when the loader runs ifunc resolvers, nor
+// under AddressSanitizer (its builds check memory, not speed: one copy compiles faster).
 #pragma once
 
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(__SANITIZE_ADDRESS__)
 #define HILRIG_SIMD_CLONES_ON 1
 #define HILRIG_SIMD_CLONES [[gnu::target_clones("arch=x86-64-v3", "default")]]
 #else

@@ -21,36 +21,41 @@ double bessel_i0(double x) {
 
 TimingStage::TimingStage(double sco_ppm, double delay_samples)
     : ratio_(sco_ppm * 1e-6 / (1 + sco_ppm * 1e-6)), delay_(delay_samples),
-      active_(sco_ppm != 0 || delay_samples != 0) {
-  if (!active_) return;  // off: no table, nothing to build
-  table_.resize(std::size_t(kPhases + 1) * kTaps);
+      active_(sco_ppm != 0 || delay_samples != 0) {}
+
+const std::vector<double>& TimingStage::table() {
   // Row p holds h_k = sinc(d) * kaiser(d), d = k - (kTaps/2 - 1) - p/kPhases the tap's distance
   // from the reading instant, normalised so that the row sums to 1 (DC passes unchanged).
-  const double half = kTaps / 2.0, i0_beta = bessel_i0(kBeta);
-  for (int p = 0; p <= kPhases; ++p) {
-    const double mu = double(p) / kPhases;
-    double* row = &table_[std::size_t(p) * kTaps];
-    double sum = 0;
-    for (int k = 0; k < kTaps; ++k) {
-      const double d = double(k - (kTaps / 2 - 1)) - mu;
-      const double sinc = d == 0 ? 1.0 : std::sin(std::numbers::pi * d) / (std::numbers::pi * d);
-      const double u = d / half;
-      const double w = std::abs(u) >= 1 ? 0.0 : bessel_i0(kBeta * std::sqrt(1 - u * u)) / i0_beta;
-      row[k] = sinc * w;
-      sum += row[k];
+  static const std::vector<double> rows = [] {
+    std::vector<double> t(std::size_t(kPhases + 1) * kTaps);
+    const double half = kTaps / 2.0, i0_beta = bessel_i0(kBeta);
+    for (int p = 0; p <= kPhases; ++p) {
+      const double mu = double(p) / kPhases;
+      double* row = &t[std::size_t(p) * kTaps];
+      double sum = 0;
+      for (int k = 0; k < kTaps; ++k) {
+        const double d = double(k - (kTaps / 2 - 1)) - mu;
+        const double sinc = d == 0 ? 1.0 : std::sin(std::numbers::pi * d) / (std::numbers::pi * d);
+        const double u = d / half;
+        const double w = std::abs(u) >= 1 ? 0.0 : bessel_i0(kBeta * std::sqrt(1 - u * u)) / i0_beta;
+        row[k] = sinc * w;
+        sum += row[k];
+      }
+      for (int k = 0; k < kTaps; ++k) row[k] /= sum;
     }
-    for (int k = 0; k < kTaps; ++k) row[k] /= sum;
-  }
+    return t;
+  }();
+  return rows;
 }
 
-std::array<double, TimingStage::kTaps> TimingStage::taps(double mu) const {
+std::array<double, TimingStage::kTaps> TimingStage::taps(double mu) {
   const double pos = mu * kPhases;
   int row = int(pos);
   if (row >= kPhases) row = kPhases - 1;
   const double frac = pos - row;
   std::array<double, kTaps> h{};
   for (int k = 0; k < kTaps; ++k) {
-    const double a = table_[std::size_t(row) * kTaps + k], b = table_[std::size_t(row + 1) * kTaps + k];
+    const double a = table()[std::size_t(row) * kTaps + k], b = table()[std::size_t(row + 1) * kTaps + k];
     h[k] = a + frac * (b - a);
   }
   return h;
@@ -68,7 +73,7 @@ void TimingStage::read(std::uint64_t n0, std::size_t count, const double* __rest
     if (row >= kPhases) row = kPhases - 1;
     const double frac = pos - row;
     const v4 f = {frac, frac, frac, frac};
-    const double* h0 = &table_[std::size_t(row) * kTaps];
+    const double* h0 = &table_[std::size_t(row) * kTaps];  // table()'s
     const double* h1 = h0 + kTaps;
     const std::size_t at = std::size_t(r.base - (kTaps / 2 - 1) - first);
     const double* xr = in_re + at;

@@ -56,14 +56,16 @@ class TimingStage {
   void read(std::uint64_t n0, std::size_t count, const double* in_re, const double* in_im, std::int64_t first,
             double* out_re, double* out_im) const;
 
-  // The filter's taps for a fraction mu (the table's blend): for tests and the reference.
-  // An active stage's only (an inactive one builds no table; nor does read() apply to it).
-  std::array<double, kTaps> taps(double mu) const;
+  // The filter's taps for a fraction mu in [0, 1] (the table's blend, as read() takes them):
+  // the modulation analyzer's interpolator, the tests' and the reference's.
+  static std::array<double, kTaps> taps(double mu);
 
  private:
+  // (kPhases + 1) rows of kTaps, built once per process on first use.
+  static const std::vector<double>& table();
   double ratio_, delay_;
   bool active_;
-  std::vector<double> table_;  // (kPhases + 1) rows of kTaps; empty when inactive
+  const double* table_ = active_ ? table().data() : nullptr;  // none built while no stage is active
 };
 
 }  // namespace hilrig::rf
