@@ -71,9 +71,11 @@ def sweep(lab: LabClient, lease_s: float | None = None, now: _dt.datetime | None
                     actions.append(act(Outcome.CHANGED_HANDS, "held again after release-from"))
                     continue
                 lab.set_comment(place.name, lease.comment_before)
+                _cancel_reservations(lab, lease.holder, place.name)
                 actions.append(act(Outcome.RELEASED))
             elif place.holder is None:
                 lab.set_comment(place.name, lease.comment_before)
+                _cancel_reservations(lab, lease.holder, place.name)
                 actions.append(act(Outcome.CLEARED, "not held (the coordinator forgot it, or the holder died "
                                                     "before acquiring)"))
             else:
@@ -81,3 +83,12 @@ def sweep(lab: LabClient, lease_s: float | None = None, now: _dt.datetime | None
         except LabError as exc:
             actions.append(act(Outcome.FAILED, str(exc)))
     return actions
+
+
+def _cancel_reservations(lab: LabClient, holder: str, place: str) -> None:
+    """The dead holder's reservations allocated to `place`: a run killed between acquiring the
+    place and cancelling its reservation leaves one, which would keep the place from every
+    other run until labgrid drops it, unpolled, after 60 s."""
+    for reservation in lab.reservations():
+        if reservation.owner == holder and place in reservation.allocated:
+            lab.cancel_reservation(reservation.token)

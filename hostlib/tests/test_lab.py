@@ -204,11 +204,36 @@ def test_kill_9_leaves_the_place_locked_until_the_janitor_frees_it_after_the_lea
                                   lease_s + 20, "the janitor freeing sim-b", every_s=0.25)
             assert released.age_s > lease_s
             assert client.place("sim-b").holder is None and lease_of(client.place("sim-b").comment) is None
+            # nor a reservation of the dead run (killed, maybe, before it cancelled its own)
+            assert not [r for r in client.reservations() if r.owner == released.holder], client.reservations()
             # the live run's place was judged every pass and never freed
             assert client.place("sim-a").holder == live.holder
             assert all(a.outcome is Outcome.ALIVE for a in sweep(client) if a.place == "sim-a")
     finally:
         assert live.release() == []
+
+
+def test_the_janitor_cancels_the_reservation_a_run_killed_before_cancelling_it_left(lab: Lab) -> None:
+    """The window a kill -9 can hit: the run reserved the place, acquired it with a lease and
+    died before cancelling its reservation. Freed by the janitor, the place is free for the
+    next run at once, not after labgrid's 60 s for an unpolled reservation."""
+    from hostlib.lab.coordinator import LabClient
+    from hostlib.lab.lease import new_lease
+
+    dead = LabClient(lab.local.address, user_suffix="killed-run")
+    try:
+        token = dead.reserve(lab.request(name="sim-b").labgrid_filter("sim-b")).token
+        wait_until(lambda: dead.poll_reservation(token).state is Scheduling.ALLOCATED, 10, "the allocation")
+        dead.acquire("sim-b")
+        dead.set_comment("sim-b", new_lease("sim-b", dead.holder, "killed-run", 1.0, "").comment())
+    finally:
+        dead.close()   # it stops beating and never cancels: the run is gone
+    time.sleep(1.5)    # the lease is 1 s
+    with lab.local.client() as client:
+        assert [a.outcome for a in sweep(client) if a.place == "sim-b"] == [Outcome.RELEASED]
+        assert not [r for r in client.reservations() if r.owner == dead.holder], client.reservations()
+    with hold_place(lab.request(name="sim-b", timeout_s=5), "next-run", say) as held:
+        assert held.name == "sim-b"
 
 
 def test_an_unavailable_device_makes_its_place_unavailable_and_tags_pick_the_other(lab: Lab) -> None:
