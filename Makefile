@@ -139,17 +139,14 @@ validate: venv
 robot-suite: venv
 	$(PY) -m hostlib.robot.suite testcases/
 
-# The result-shipping tests need both InfluxDB servers; `make run` does not. The core's
-# build runs beside InfluxDB's Go build (on a fresh machine mostly module downloads).
+# The result-shipping tests need both InfluxDB servers; `make run` does not.
 # The firmware tests (simulator builds, synthesis, place-and-route, the BMC: CPU work, no
-# real time) need only the venv and the system's tools: they start first and run beside
-# everything else at nice 19, so they take only the CPU the builds and the real-time tests
-# leave idle (those hold on a busy host anyway). The firmware's output is printed at the
-# end, whole; either side failing fails the target.
-test: venv
+# real time) run beside all the others at nice 19, so they take only the CPU the real-time
+# tests leave idle (those hold on a busy host anyway). The firmware's output is printed at
+# the end, whole; either side failing fails the target.
+test: build influxdb
 	@mkdir -p $(BUILD)
 	@nice -n 19 $(MAKE) --no-print-directory test-firmware > $(BUILD)/test-firmware.log 2>&1 & firmware=$$!; \
-	$(MAKE) --no-print-directory -j2 build influxdb && \
 	$(MAKE) --no-print-directory lint test-native test-python test-robot; rc=$$?; \
 	wait $$firmware; firmware_rc=$$?; \
 	echo "--- make test-firmware (ran beside the other tests; also in $(BUILD)/test-firmware.log)"; \
