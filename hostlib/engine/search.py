@@ -7,8 +7,10 @@ rule; a bisection over the candidates assumes that a rate which holds makes ever
 lower one hold. A step that FAILs is run once more before it counts (STEP_TRIES): one
 short step on a shared host can lose frames to a descheduled thread, and the bisection
 would carry that one transient down to every rate above it. The best candidate is
-then confirmed over the case's duration; if it does not hold there, the next lower one
-is confirmed (at most CONFIRMATIONS in all).
+then confirmed over the case's duration (a FAIL tried once more, as a step is); if it
+does not hold there, each lower candidate in turn, down to the lowest: on a host that
+stalls for longer than the device's FIFO holds (a busy VM), a rate a short step held can
+still overflow over the duration, and the answer is then the highest rate that did hold.
 The confirmation run is the case's result, with max_rate_sps / max_throughput_Bps /
 search_divider / search_steps beside its metrics and every step in `result.steps`.
 No candidate holding is a FAIL naming the rates tried.
@@ -25,8 +27,7 @@ from ..results.schema import SearchStep
 from ..units import format_quantity
 from .measure import bytes_per_tick, legs_of
 
-CONFIRMATIONS = 2   # the best candidate, then (if it does not hold over the duration) the next lower one
-STEP_TRIES = 2      # a failing step is tried again once before the search takes it as the limit
+STEP_TRIES = 2      # a failing step or confirmation is tried again once before it counts
 
 
 def step_count(n_candidates: int) -> int:
@@ -42,7 +43,7 @@ def _spec(case: Case) -> SearchSpec:
 
 def estimated_seconds(case: Case, overhead_s: float) -> float:
     """Wall time of a search case: its steps and one confirmation (more if a step is
-    retried or the confirmation fails)."""
+    retried or a confirmation fails)."""
     spec = _spec(case)
     run = float(case.warmup_s) + overhead_s
     return step_count(len(spec.values)) * (run + spec.step_s) + run + float(case.duration_s)
@@ -102,12 +103,17 @@ def run_search(case: Case, run_one: Callable[[Case], CaseResult], say: Callable[
         else:
             bad = mid
     confirmed: CaseResult | None = None
-    for index in range(good, max(good - CONFIRMATIONS, -1), -1):
-        last = attempt(values[index], float(case.duration_s), "confirm")
-        if last.verdict.passed:
-            confirmed = last
+    for index in range(good, -1, -1):
+        tried = attempt(values[index], float(case.duration_s), "confirm")
+        for _ in range(STEP_TRIES - 1):
+            if tried.verdict is not Verdict.FAIL:
+                break
+            tried = attempt(values[index], float(case.duration_s), "confirm")
+        last = tried
+        if tried.verdict.passed:
+            confirmed = tried
             break
-        if last.verdict in (Verdict.ERROR, Verdict.SKIP):
+        if tried.verdict in (Verdict.ERROR, Verdict.SKIP):
             break
     assert last is not None
     return _finish(case, last, steps, confirmed, "")

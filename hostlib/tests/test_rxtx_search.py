@@ -10,7 +10,8 @@ import pytest
 from hostlib._exceptions import ConfigError
 from hostlib.dsl import load_cases, validate_paths
 from hostlib.engine import run_case
-from hostlib.engine.search import estimated_seconds, step_count
+from hostlib.engine.search import estimated_seconds, run_search, step_count
+from hostlib.results.record import CaseResult, Verdict
 from hostlib.results.lineprotocol import result_lines
 from hostlib.selection import Selection
 from hostlib.tests.conftest import requires_native
@@ -94,6 +95,38 @@ def test_search_candidates_run_from_the_lowest_rate(write_case):
     assert case.decimation == 6 and case.rate_sps == 64e6 / 6   # the case's rate: the highest candidate
     assert step_count(11) == 4
     assert estimated_seconds(case, 1.0) == pytest.approx(4 * (1.0 + 0.2) + 1.0 + 1.0)
+
+
+def scripted_search(case, holds):
+    """run_search with each candidate's verdict given by holds(divider, phase_s): the
+    search's own rule (which rates it tries, in which order), apart from how a rate fares."""
+    tried: list[tuple[int, float]] = []
+
+    def run_one(c):
+        tried.append((c.decimation, float(c.duration_s)))
+        verdict = Verdict.PASS if holds(c.decimation, float(c.duration_s)) else Verdict.FAIL
+        return CaseResult(case=c, rig_name="r", device="dut", driver="sim", run_id="t", started_utc="",
+                          ended_utc="", verdict=verdict, metrics={"throughput_Bps": 1.0})
+    return run_search(case, run_one, say=lambda line: None), tried
+
+
+def test_a_confirmation_that_fails_goes_down_every_lower_rate(write_case):
+    # Steps (0.2 s) hold up to decimation 8; over the duration (1 s) only 14 and below
+    # hold, as on a host that stalls longer than the FIFO once a second.
+    [case] = write_case(BASE.format(direction="rx") + "search: {decimation: [16, 14, 12, 10, 8, 6], step: 200 ms}\n")
+    result, tried = scripted_search(case, lambda d, s: d >= (8 if s < 0.5 else 14))
+    confirms = [d for d, s in tried if s == 1.0]
+    assert confirms == [8, 8, 10, 10, 12, 12, 14], tried     # a FAIL is tried once more
+    assert result.verdict is Verdict.PASS and result.metrics["search_divider"] == 14
+    assert result.metrics["max_rate_sps"] == 64e6 / 14 and "held over 1 s" in result.message
+
+
+def test_a_search_whose_every_confirmation_fails_is_a_fail(write_case):
+    [case] = write_case(BASE.format(direction="rx") + "search: {decimation: [16, 12, 8], step: 200 ms}\n")
+    result, tried = scripted_search(case, lambda d, s: s < 0.5)
+    assert [d for d, s in tried if s == 1.0] == [8, 8, 12, 12, 16, 16], tried
+    assert result.verdict is Verdict.FAIL and result.metrics["max_rate_sps"] == 0
+    assert "no rate held" in result.message
 
 
 def test_grid_cases_run_only_when_asked_for(write_case):
