@@ -32,6 +32,12 @@ __all__ = ["Channel", "ToneAnalysis", "ToneTruth", "analyze_tone", "crb_freq_hz"
 # 4-term Blackman-Harris window (main lobe ±4 bins; one more for an off-bin tone).
 LOBE_BINS = 5
 HARMONICS = (2, 3, 4, 5)   # harmonics (±k·f, folded into the band) that THD and SNR set aside
+# A capture longer than this is read as Welch-averaged segments of this many samples (the
+# coarse peak and the residual's spectrum); the frequency and the sine fit stay the whole
+# capture's. At most this long, the capture is one segment: one transform of all of it.
+TONE_SEGMENT_SAMPLES = 1 << 16
+COARSE_SEGMENTS = 8                         # the coarse peak's segments, spread over the capture
+MEDIUM_BLOCK = TONE_SEGMENT_SAMPLES // 16   # the medium search's block sums (samples)
 
 
 def tone(n: int, freq_hz: float, fs_hz: float, amplitude: float = 0.5, phase_rad: float = 0.0) -> np.ndarray:
@@ -105,10 +111,10 @@ def phase_noise_snr_db(linewidth_hz: float, fs_hz: float, n: int, snr_db: float 
     """The tone analyzer's mean SNR under a Wiener phase over a capture of n samples (the core's
     rf::phase_noise_snr_db): the tone keeps e^(-v) of its power coherently (v = D·n/15, D =
     2π·linewidth/fs), and the field's spectrum (1 - r²)/(1 - 2r·cos ω + r²), r = e^(-D/2),
-    beyond the analyzer's lobe of ±(LOBE_BINS + 1/2) bins reaches the noise bins."""
+    beyond the analyzer's lobe of ±(LOBE_BINS + 1/2) bins (of its segment) reaches the noise bins."""
     d = 2 * math.pi * linewidth_hz / fs_hz
     r = math.exp(-d / 2)
-    half_lobe = 2 * math.pi * (LOBE_BINS + 0.5) / n
+    half_lobe = 2 * math.pi * (LOBE_BINS + 0.5) / min(n, TONE_SEGMENT_SAMPLES)
     beyond = 1 - 2 / math.pi * math.atan((1 + r) / (1 - r) * math.tan(half_lobe / 2))
     awgn = 10 ** (-snr_db / 10) if snr_db is not None else 0.0
     return _db(math.exp(-d * n / 15) / (awgn + beyond))
@@ -250,6 +256,31 @@ def _lobe(center: int, n: int) -> list[int]:
     return [(center + d) % n for d in range(-LOBE_BINS, LOBE_BINS + 1)]
 
 
+def segment_starts(n: int, size: int) -> list[int]:
+    """Where the analyzer's segments of `size` samples start: ⌈n/size⌉ of them spread evenly
+    from the capture's start to its end (the last ends at n), so every sample is in one."""
+    count = -(-n // size)
+    return [k * (n - size) // (count - 1) for k in range(count)] if count > 1 else [0]
+
+
+def _medium_omega(xc: np.ndarray, omega0: float, segment: int) -> float:
+    """A long capture's periodogram maximum to a quarter of its own bin, within ±0.75 of a
+    segment's bin about omega0: the capture mixed down by omega0 and summed in blocks of
+    MEDIUM_BLOCK, whose transform (zero-padded to 4 times its length or more) samples the periodogram near
+    omega0 (times the block's sinc, 0.4 % down at the edges)."""
+    n, d = len(xc), MEDIUM_BLOCK
+    blocks = -(-n // d)
+    y = np.zeros(blocks * d, dtype=np.complex128)
+    y[:n] = xc * np.exp(-1j * omega0 * np.arange(n))
+    sums = y.reshape(blocks, d).sum(axis=1)
+    size = 1 << (4 * blocks - 1).bit_length()
+    power = np.abs(np.fft.fft(sums, size)) ** 2
+    q_max = 3 * d * size // (4 * segment)     # ±0.75 of a segment's bin
+    qs = np.arange(-q_max, q_max + 1)
+    q = int(qs[np.argmax(power[qs % size])])
+    return omega0 + 2 * np.pi * q / (d * size)
+
+
 def analyze_tone(x: np.ndarray, fs_hz: float, aside_hz: Sequence[float] = ()) -> ToneAnalysis:
     """The figures of a capture holding one dominant tone (docs/rf.md "Tone").
     `aside_hz`: other components known to be there (a multitone's other tones): their
@@ -264,20 +295,32 @@ def analyze_tone(x: np.ndarray, fs_hz: float, aside_hz: Sequence[float] = ()) ->
     4. the residual's windowed spectrum: noise as the mean over the bins outside the
        harmonics' lobes (white noise: the same in every bin), harmonics and the largest
        spur as their lobes' power less the noise under them.
+
+    A capture longer than TONE_SEGMENT_SAMPLES: the spectra of steps 1 and 4 are Welch's
+    averages over segments of that size (step 1 over COARSE_SEGMENTS of them), and a
+    medium search (_medium_omega) between steps 1 and 2 takes the coarse peak to a
+    quarter of the whole capture's bin, where step 2's search starts.
     """
     n = len(x)
-    w = blackman_harris(n)
+    size = min(n, TONE_SEGMENT_SAMPLES)
+    w = blackman_harris(size)
     sw2 = float(np.sum(w * w))
-    step = 2 * np.pi / n
+    step = 2 * np.pi / n              # the whole capture's bin: the frequency's
+    segment_step = 2 * np.pi / size   # a segment's: the spectra's
+    starts = segment_starts(n, size)
 
-    def spectrum_of(v: np.ndarray) -> np.ndarray:   # mean over bins = per-sample power
-        return np.abs(np.fft.fft(v * w)) ** 2 / sw2
+    def spectrum_of(v: np.ndarray, at: Sequence[int]) -> np.ndarray:   # mean over bins = per-sample power
+        return np.mean([np.abs(np.fft.fft(v[s:s + size] * w)) ** 2 for s in at], axis=0) / sw2
 
-    coarse = spectrum_of(x)
-    coarse[_lobe(0, n)] = 0
+    picked = min(len(starts), COARSE_SEGMENTS)
+    coarse = spectrum_of(x, [starts[i * (len(starts) - 1) // (picked - 1)] for i in range(picked)]
+                         if picked > 1 else starts)
+    coarse[_lobe(0, size)] = 0
     peak = int(np.argmax(coarse))
-    omega0 = step * (peak if peak < n // 2 else peak - n)
+    omega0 = segment_step * (peak if peak < size // 2 else peak - size)
     xc = x - np.mean(x)
+    if size < n:
+        omega0 = _medium_omega(xc, omega0, size)
     # ±0.75 bin: the true peak is within half a bin of the coarse one, and the rectangular
     # main lobe (zeros one bin either side of it) fills the interval but for a sliver.
     omega = _golden_max(lambda om: abs(_dtft(xc, om)), omega0 - 0.75 * step, omega0 + 0.75 * step, 1e-7 * step)
@@ -285,23 +328,23 @@ def analyze_tone(x: np.ndarray, fs_hz: float, aside_hz: Sequence[float] = ()) ->
     basis = np.stack([np.exp(1j * omega * t), np.exp(-1j * omega * t), np.ones(n)], axis=1)
     (a_tone, a_image, a_dc), *_ = np.linalg.lstsq(basis, x, rcond=None)
     residual = x - basis @ np.array([a_tone, a_image, a_dc])
-    spectrum = spectrum_of(residual)
+    spectrum = spectrum_of(residual, starts)
 
     def bin_of(om: float) -> int:
-        return round(om / step) % n
+        return round(om / segment_step) % size
 
-    harmonic_bins = {(k, s): _lobe(bin_of(s * k * omega), n) for k in HARMONICS for s in (1, -1)}
-    aside = {b for bins in harmonic_bins.values() for b in bins} | set(_lobe(0, n)) | set(_lobe(peak, n)) \
-        | set(_lobe(bin_of(-omega), n)) | {b for f in aside_hz for b in _lobe(bin_of(2 * np.pi * f / fs_hz), n)}
+    harmonic_bins = {(k, s): _lobe(bin_of(s * k * omega), size) for k in HARMONICS for s in (1, -1)}
+    aside = {b for bins in harmonic_bins.values() for b in bins} | set(_lobe(0, size)) | set(_lobe(peak, size)) \
+        | set(_lobe(bin_of(-omega), size)) | {b for f in aside_hz for b in _lobe(bin_of(2 * np.pi * f / fs_hz), size)}
     noise_var = float(np.mean(np.delete(spectrum, sorted(aside))))
 
     def power_in(bins: list[int]) -> float:
         """A component's power: its lobe's bins, less the noise under them (white)."""
-        return max(float(np.sum(spectrum[bins])) / n - noise_var * len(bins) / n, 0.0)
+        return max(float(np.sum(spectrum[bins])) / size - noise_var * len(bins) / size, 0.0)
 
     tone_power, image_power = abs(a_tone) ** 2, abs(a_image) ** 2
     harmonic_power = sum(power_in(bins) for bins in harmonic_bins.values())
-    spur_power = max(image_power, power_in(_lobe(int(np.argmax(spectrum)), n)))
+    spur_power = max(image_power, power_in(_lobe(int(np.argmax(spectrum)), size)))
     r = a_image / np.conj(a_tone)                              # nu / conj(mu)
     g_e = (1 - r) / (1 + r)                                    # g·exp(jφ)
     return ToneAnalysis(

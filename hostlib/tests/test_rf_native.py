@@ -135,3 +135,31 @@ def test_native_and_reference_agree_with_other_tones_set_aside() -> None:
     assert_figures_agree(got, ref, len(x), FS_HZ)
     assert ref["snr_db"] > analyze_tone(x, FS_HZ).snr_db + 40   # the -20 dBc tone was the "noise"
     assert ref["sfdr_dbc"] == pytest.approx(20.0, abs=0.01)     # and stays the largest spur
+
+
+def test_the_analyzers_segments_are_the_references() -> None:
+    from hostlib.reference import rf
+
+    assert (native.RF_TONE_SEGMENT_SAMPLES, native.RF_COARSE_SEGMENTS, native.RF_MEDIUM_BLOCK) == \
+        (rf.TONE_SEGMENT_SAMPLES, rf.COARSE_SEGMENTS, rf.MEDIUM_BLOCK)
+    assert rf.segment_starts(3 * 65536 + 4321, 65536) == [0, 45131, 90262, 135393]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_native_and_reference_agree_on_captures_longer_than_a_segment(seed: int) -> None:
+    """Welch-averaged segments, the medium search and the whole capture's fit: the same
+    figures from both, with a second tone set aside as a multitone's would be."""
+    rng = np.random.default_rng(2000 + seed)
+    n = [65537, 3 * 65536 + 4321, 9 * 65536 + 11][seed]
+    freq_hz = float(rng.uniform(0.02, 0.45) * FS_HZ * rng.choice([-1, 1]))
+    other_hz = float(rng.uniform(-0.45, 0.45) * FS_HZ)
+    amplitude = float(rng.uniform(0.1, 0.9))
+    channel = Channel(gain_db=float(rng.uniform(-6, 0)), snr_db=float(rng.uniform(10, 70)),
+                      iq_gain_db=float(rng.uniform(-0.5, 0.5)), iq_phase_deg=float(rng.uniform(-3, 3)),
+                      dc_offset=complex(*rng.uniform(-0.01, 0.01, 2)), c3=float(rng.uniform(-0.05, 0.05)),
+                      cfo_hz=float(rng.uniform(-500, 500)), seed=seed)
+    signal = tone(n, freq_hz, FS_HZ, amplitude, float(rng.uniform(0, 6.28))) + tone(n, other_hz, FS_HZ, amplitude / 10)
+    x = channel.apply(signal, FS_HZ)
+    want = gen.figures(analyze_tone(x, FS_HZ, [other_hz]))
+    assert_figures_agree(native.analyze_tone(x, FS_HZ, [other_hz]), want, n, FS_HZ)
+    assert abs(want["freq_hz"] - channel.tone_truth(freq_hz, amplitude).freq_hz) < FS_HZ / n   # the right bin

@@ -87,3 +87,14 @@ def test_every_impairment_at_once_keeps_its_truth() -> None:
     assert abs(got.freq_hz - truth.freq_hz) <= 0.01, got
     assert abs(got.thd_dbc - truth.spur_dbc) <= 1.0 and abs(got.image_dbc - truth.image_dbc) <= 1.0, (got, truth)
     assert abs(got.dc_dbfs - truth.dc_dbfs) <= 0.1, got
+
+
+@pytest.mark.parametrize("snr_db", [10, 40])
+def test_a_capture_longer_than_a_segment_keeps_the_snr_and_frequency(snr_db: float) -> None:
+    """Welch-averaged segments for the spectra, the whole capture for the frequency and fit."""
+    n = 3 * N + 4321
+    x = tone(n, FREQ_HZ, FS_HZ, AMPLITUDE)
+    for seed in range(2):
+        got = analyze_tone(Channel(snr_db=snr_db, seed=seed).apply(x, FS_HZ), FS_HZ)
+        assert abs(got.snr_db - snr_db) <= 0.3, (seed, got.snr_db)
+        assert abs(got.freq_hz - FREQ_HZ) <= 3 * crb_freq_hz(snr_db, n, FS_HZ), (seed, got.freq_hz - FREQ_HZ)

@@ -82,6 +82,10 @@ void hilrig_bind_rf(py::module_& m) {
   m.attr("RF_MAX_SAMPLES_PER_SYMBOL") = py::int_(hilrig::rf::kMaxSamplesPerSymbol);
   m.attr("RF_MAX_LINEWIDTH_OF_RATE") = py::float_(hilrig::rf::kMaxLinewidthOfRate);
   m.attr("RF_MAX_MODEM_SCO_PPM") = py::float_(hilrig::rf::kMaxModemScoPpm);
+  // The tone analyzer's segment (tone_analyzer.hpp); the reference's TONE_SEGMENT_SAMPLES, COARSE_SEGMENTS, MEDIUM_BLOCK.
+  m.attr("RF_TONE_SEGMENT_SAMPLES") = py::int_(hilrig::rf::kToneSegmentSamples);
+  m.attr("RF_COARSE_SEGMENTS") = py::int_(hilrig::rf::kCoarseSegments);
+  m.attr("RF_MEDIUM_BLOCK") = py::int_(hilrig::rf::kMediumBlock);
   m.def(
       "rf_min_modem_samples",
       [](unsigned samples_per_symbol) {

@@ -123,7 +123,8 @@ std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) co
 double phase_noise_snr_db(double linewidth_hz, double fs_hz, std::size_t n, std::optional<double> snr_db) {
   const double s2 = 2 * std::numbers::pi * linewidth_hz / fs_hz, r = std::exp(-s2 / 2);
   const double coherent = std::exp(-s2 * double(n) / 15);
-  const double half_lobe = 2 * std::numbers::pi * (kLobeBins + 0.5) / double(n);  // radians a sample
+  // radians a sample, in the bins of the analyzer's segment (the whole capture, up to kToneSegmentSamples)
+  const double half_lobe = 2 * std::numbers::pi * (kLobeBins + 0.5) / double(std::min(n, kToneSegmentSamples));
   const double beyond = 1 - 2 / std::numbers::pi * std::atan((1 + r) / (1 - r) * std::tan(half_lobe / 2));
   const double awgn = snr_db ? std::pow(10.0, -*snr_db / 10) : 0.0;  // relative to the tone's power
   return power_db(coherent / (awgn + beyond));

@@ -31,7 +31,7 @@ struct ToneTruth {
 // none): the tone keeps exp(-v) of its power coherently, v = s2*n/15 the mean square of
 // the walk (step variance s2 = 2*pi*linewidth/fs) less its fitted line; the field's
 // spectrum (1 - r^2)/(1 - 2r cos w + r^2), r = exp(-s2/2), beyond the analyzer's lobe of
-// +-(kLobeBins + 1/2) bins reaches the noise bins.
+// +-(kLobeBins + 1/2) bins (of its segment: kToneSegmentSamples at most) reaches the noise bins.
 double phase_noise_snr_db(double linewidth_hz, double fs_hz, std::size_t n, std::optional<double> snr_db);
 
 struct Channel {

@@ -34,6 +34,7 @@ class PowerSpectrum {
   const double* window() const { return window_->data(); }
   void execute();
   double power(std::size_t k) const { return std::norm(buf_[k]) / window_power_; }
+  double window_power() const { return window_power_; }  // sum(w^2)
 
  private:
   std::size_t n_;

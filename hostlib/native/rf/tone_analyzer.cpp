@@ -9,12 +9,95 @@
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/phasors.hpp"
+#include "hilrig/rf/simd_clones.hpp"
 #include "hilrig/rf/spectrum.hpp"
 
 namespace hilrig::rf {
 namespace {
 
 using cd = std::complex<double>;
+using v4 = double __attribute__((vector_size(32)));          // two SSE registers on the baseline
+using v4i = long long __attribute__((vector_size(32)));
+
+// out[k] = sum_r x[r] * (t_re[k][r] + j t_im[k][r]) for r < count, k < K: x interleaved
+// (re, im), each table split. Four samples a vector (lane j holds r = 4i + j), the lanes
+// summed at the end: the order of the additions differs from a plain loop's in the last
+// bits only, and a strict loop would not vectorise.
+template <int K>
+[[gnu::always_inline]] inline void complex_dots(const double* __restrict xs, std::size_t count,
+                                                const double* const* t_re, const double* const* t_im, cd* out) {
+  v4 acc_re[K] = {}, acc_im[K] = {};
+  std::size_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    v4 a, b;
+    __builtin_memcpy(&a, xs + 2 * r, sizeof a);
+    __builtin_memcpy(&b, xs + 2 * r + 4, sizeof b);
+    const v4 xr = __builtin_shuffle(a, b, v4i{0, 2, 4, 6}), xi = __builtin_shuffle(a, b, v4i{1, 3, 5, 7});
+    for (int k = 0; k < K; ++k) {
+      v4 tr, ti;
+      __builtin_memcpy(&tr, t_re[k] + r, sizeof tr);
+      __builtin_memcpy(&ti, t_im[k] + r, sizeof ti);
+      acc_re[k] += xr * tr - xi * ti;
+      acc_im[k] += xr * ti + xi * tr;
+    }
+  }
+  for (int k = 0; k < K; ++k) {
+    double re = (acc_re[k][0] + acc_re[k][1]) + (acc_re[k][2] + acc_re[k][3]);
+    double im = (acc_im[k][0] + acc_im[k][1]) + (acc_im[k][2] + acc_im[k][3]);
+    for (std::size_t q = r; q < count; ++q) {
+      const double xr = xs[2 * q], xi = xs[2 * q + 1], tr = t_re[k][q], ti = t_im[k][q];
+      re += xr * tr - xi * ti, im += xr * ti + xi * tr;
+    }
+    out[k] = {re, im};
+  }
+}
+
+// The clones the passes call (HILRIG_SIMD_CLONES: AVX2 + FMA where the host has them).
+HILRIG_SIMD_CLONES void complex_dots_2(const double* xs, std::size_t count, const double* const* t_re,
+                                       const double* const* t_im, cd* out) {
+  complex_dots<2>(xs, count, t_re, t_im, out);
+}
+HILRIG_SIMD_CLONES void complex_dots_3(const double* xs, std::size_t count, const double* const* t_re,
+                                       const double* const* t_im, cd* out) {
+  complex_dots<3>(xs, count, t_re, t_im, out);
+}
+// out = (x - (at conj(f) + ai f + dc)) w, x and out interleaved (re, im), f = fine_re + j fine_im.
+HILRIG_SIMD_CLONES void residual_windowed(const double* __restrict xs, std::size_t count,
+                                          const double* __restrict f_re, const double* __restrict f_im,
+                                          const double* __restrict w, cd at, cd ai, cd dc, double* __restrict out) {
+  const double tr = at.real(), ti = at.imag(), ir = ai.real(), ii = ai.imag(), dr = dc.real(), di = dc.imag();
+  auto model = [&](double fr, double fi, double& mr, double& mi) {  // at conj(f) + ai f + dc
+    mr = tr * fr + ti * fi + ir * fr - ii * fi + dr;
+    mi = ti * fr - tr * fi + ir * fi + ii * fr + di;
+  };
+  std::size_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    v4 a, b, fr, fi, wt;
+    __builtin_memcpy(&a, xs + 2 * r, sizeof a);
+    __builtin_memcpy(&b, xs + 2 * r + 4, sizeof b);
+    __builtin_memcpy(&fr, f_re + r, sizeof fr);
+    __builtin_memcpy(&fi, f_im + r, sizeof fi);
+    __builtin_memcpy(&wt, w + r, sizeof wt);
+    const v4 xr = __builtin_shuffle(a, b, v4i{0, 2, 4, 6}), xi = __builtin_shuffle(a, b, v4i{1, 3, 5, 7});
+    const v4 mr = tr * fr + ti * fi + ir * fr - ii * fi + dr;
+    const v4 mi = ti * fr - tr * fi + ir * fi + ii * fr + di;
+    const v4 re = (xr - mr) * wt, im = (xi - mi) * wt;
+    const v4 lo = __builtin_shuffle(re, im, v4i{0, 4, 1, 5}), hi = __builtin_shuffle(re, im, v4i{2, 6, 3, 7});
+    __builtin_memcpy(out + 2 * r, &lo, sizeof lo);
+    __builtin_memcpy(out + 2 * r + 4, &hi, sizeof hi);
+  }
+  for (; r < count; ++r) {
+    double mr, mi;
+    model(f_re[r], f_im[r], mr, mi);
+    out[2 * r] = (xs[2 * r] - mr) * w[r];
+    out[2 * r + 1] = (xs[2 * r + 1] - mi) * w[r];
+  }
+}
+
+HILRIG_SIMD_CLONES void complex_dots_4(const double* xs, std::size_t count, const double* const* t_re,
+                                       const double* const* t_im, cd* out) {
+  complex_dots<4>(xs, count, t_re, t_im, out);
+}
 
 
 // The solution of G a = r for a nonsingular 3x3 G (Gaussian elimination, partial pivoting).
@@ -69,27 +152,31 @@ class FineSearch {
     const std::size_t blocks = (n + block_ - 1) / block_;
     centre_ = double(block_ - 1) / 2;
     const BlockPhasors fine(block_, omega0);
-    std::vector<double> pw[kMoments];  // (r - c)^p
-    for (auto& v : pw) v.resize(block_);
+    // g_p[r] = exp(-j omega0 r) (r - c)^p, so that S_p[m] = a_m (sum_r x g_p - mean sum_r g_p),
+    // a_m = exp(-j omega0 m D): (x - mean) exp(-j omega0 t) (r - c)^p summed over the block.
+    std::vector<double> g_re[kMoments], g_im[kMoments];
+    cd g_sum[kMoments] = {}, g_tail[kMoments] = {};   // over a whole block; over the last one's
+    const std::size_t last_count = n - (blocks - 1) * block_;
+    for (int p = 0; p < kMoments; ++p) g_re[p].resize(block_), g_im[p].resize(block_);
     for (std::size_t r = 0; r < block_; ++r) {
       const double u = double(r) - centre_;
-      pw[0][r] = 1, pw[1][r] = u, pw[2][r] = u * u, pw[3][r] = u * u * u;
+      double pw = 1;
+      for (int p = 0; p < kMoments; ++p, pw *= u) {
+        g_re[p][r] = fine.fine_re[r] * pw, g_im[p][r] = fine.fine_im[r] * pw;
+        g_sum[p] += cd{g_re[p][r], g_im[p][r]};
+      }
+      if (r + 1 == last_count)
+        for (int p = 0; p < kMoments; ++p) g_tail[p] = g_sum[p];
     }
+    const double* t_re[kMoments] = {g_re[0].data(), g_re[1].data(), g_re[2].data(), g_re[3].data()};
+    const double* t_im[kMoments] = {g_im[0].data(), g_im[1].data(), g_im[2].data(), g_im[3].data()};
     for (auto& s : s_) s.resize(blocks);
-    const double mr = mean.real(), mi = mean.imag();
     for (std::size_t m = 0; m < blocks; ++m) {
       const std::size_t t0 = m * block_, count = std::min(block_, n - t0);
       const cd a = std::polar(1.0, -omega0 * double(t0));
-      const double ar = a.real(), ai = a.imag();
-      double acc_re[kMoments] = {}, acc_im[kMoments] = {};
-      const double* xs = reinterpret_cast<const double*>(x.data() + t0);
-      for (std::size_t r = 0; r < count; ++r) {
-        const double er = ar * fine.fine_re[r] - ai * fine.fine_im[r], ei = ar * fine.fine_im[r] + ai * fine.fine_re[r];
-        const double vr = xs[2 * r] - mr, vi = xs[2 * r + 1] - mi;
-        const double yr = vr * er - vi * ei, yi = vr * ei + vi * er;
-        for (int p = 0; p < kMoments; ++p) acc_re[p] += yr * pw[p][r], acc_im[p] += yi * pw[p][r];
-      }
-      for (int p = 0; p < kMoments; ++p) s_[p][m] = {acc_re[p], acc_im[p]};
+      cd dots[kMoments];
+      complex_dots_4(reinterpret_cast<const double*>(x.data() + t0), count, t_re, t_im, dots);
+      for (int p = 0; p < kMoments; ++p) s_[p][m] = a * (dots[p] - mean * (m + 1 == blocks ? g_tail[p] : g_sum[p]));
     }
     q_.resize(blocks);
   }
@@ -200,14 +287,66 @@ void subtract_model(cd* buf, std::size_t n, double omega, cd a_tone, cd a_image,
   for (int k = -3; k <= 3; ++k) buf[std::size_t(mod_n(k))] -= a_dc * nd * c[k + 3];
 }
 
-}  // namespace
+// The least-squares tone, image and DC at omega (normal equations: the columns are nearly
+// orthogonal for a tone outside DC's lobe). e = exp(-j w t) by block: anchor * fine, so
+// sums over a block are of the fine table's terms.
+struct SineFit {
+  cd tone, image, dc;
+};
 
-ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
+SineFit fit_sine(std::span<const cd> x, double omega) {
   const std::size_t n = x.size();
-  if (n < kMinToneSamples) throw std::invalid_argument("analyze_tone: fewer than " + std::to_string(kMinToneSamples) + " samples");
-  if (!(fs_hz > 0)) throw std::invalid_argument("analyze_tone: fs_hz must be > 0");
-  const auto ni = static_cast<long long>(n);
-  const double step = 2 * std::numbers::pi / double(n);
+  const std::size_t block = 1024;
+  const BlockPhasors fine(block, omega);
+  // Per block: sum x f, sum x conj(f), sum x (f = exp(-j w r) the fine table's); sum f and
+  // sum f^2, the same for every whole block, once (and once for the last block's length).
+  const std::vector<double> conj_im = [&] {
+    std::vector<double> v(block);
+    for (std::size_t r = 0; r < block; ++r) v[r] = -fine.fine_im[r];
+    return v;
+  }();
+  const std::vector<double> ones(block, 1.0), zeros(block, 0.0);
+  const double* t_re[3] = {fine.fine_re.data(), fine.fine_re.data(), ones.data()};
+  const double* t_im[3] = {fine.fine_im.data(), conj_im.data(), zeros.data()};
+  auto f_sums = [&](std::size_t count) {
+    double f1r = 0, f1i = 0, f2r = 0, f2i = 0;
+    for (std::size_t r = 0; r < count; ++r) {
+      const double fr = fine.fine_re[r], fi = fine.fine_im[r];
+      f1r += fr, f1i += fi;
+      f2r += fr * fr - fi * fi, f2i += 2 * fr * fi;
+    }
+    return std::pair{cd{f1r, f1i}, cd{f2r, f2i}};
+  };
+  const auto [f1_whole, f2_whole] = f_sums(block);
+  cd s1 = 0, s2 = 0, r0 = 0, r1 = 0, r2 = 0;
+  for (std::size_t t0 = 0; t0 < n; t0 += block) {
+    const std::size_t count = std::min(block, n - t0);
+    const cd a = std::polar(1.0, -omega * double(t0));
+    cd dots[3];  // x f, x conj(f), x
+    complex_dots_3(reinterpret_cast<const double*>(x.data() + t0), count, t_re, t_im, dots);
+    const auto [f1, f2] = count == block ? std::pair{f1_whole, f2_whole} : f_sums(count);
+    s1 += a * f1;
+    s2 += a * a * f2;
+    r0 += a * dots[0];
+    r1 += std::conj(a) * dots[1];
+    r2 += dots[2];
+  }
+  const cd nn = double(n);
+  // G[i][j] = sum conj(b_i) b_j for b = (exp(jwt), exp(-jwt), 1)
+  const std::array<std::array<cd, 3>, 3> gram{{{nn, s2, s1}, {std::conj(s2), nn, std::conj(s1)},
+                                               {std::conj(s1), s1, nn}}};
+  const auto a = solve3(gram, {r0, r1, r2});
+  return {a[0], a[1], a[2]};
+}
+
+// Step 4's figures from the residual's spectrum of `size` bins (power(b): a bin's mean is
+// the per-sample power): noise outside every lobe; components as lobe less noise. `peak`:
+// the coarse peak's bin in that spectrum.
+template <class Power>
+ToneAnalysis figures(std::size_t size, Power power, long long peak, double omega, const SineFit& fit, double fs_hz,
+                     std::span<const double> aside_hz, std::size_t n) {
+  const auto ni = static_cast<long long>(size);
+  const double step = 2 * std::numbers::pi / double(size);
   auto wrap = [ni](long long b) { return ((b % ni) + ni) % ni; };
   auto lobe = [&](long long center) {
     std::array<long long, 2 * kLobeBins + 1> bins;
@@ -216,76 +355,7 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
   };
   // round-half-even, as Python's round()
   auto bin_of = [&](double om) { return wrap(static_cast<long long>(std::nearbyint(om / step))); };
-
-  PowerSpectrum spectrum_of(n);
-  const double* w = spectrum_of.window();
-  cd* buf = spectrum_of.input();
-  // 1. coarse: the largest Blackman-Harris bin outside DC's lobe (bins -5..5); the mean
-  // (for the fine search) in the same pass.
-  double mean_re = 0, mean_im = 0;
-  {
-    const double* xs = reinterpret_cast<const double*>(x.data());
-    double* in = reinterpret_cast<double*>(buf);
-    for (std::size_t t = 0; t < n; ++t) {
-      mean_re += xs[2 * t], mean_im += xs[2 * t + 1];
-      in[2 * t] = xs[2 * t] * w[t], in[2 * t + 1] = xs[2 * t + 1] * w[t];
-    }
-  }
-  spectrum_of.execute();
-  long long peak = 0;
-  {
-    double best = -1;
-    for (std::size_t b = 0; b < n; ++b) {
-      const bool dc_lobe = b <= std::size_t(kLobeBins) || b >= n - std::size_t(kLobeBins);
-      const double p = dc_lobe ? 0.0 : spectrum_of.power(b);
-      if (p > best) best = p, peak = static_cast<long long>(b);  // the first of equals, as max_element
-    }
-  }
-  const double omega0 = step * double(peak < ni / 2 ? peak : peak - ni);
-
-  // 2. fine: the rectangular periodogram's maximum within 0.75 bin (ML in white noise),
-  // evaluated from the capture's block moments about omega0 (FineSearch).
-  const cd mean = cd{mean_re, mean_im} / double(n);
-  FineSearch periodogram(x, mean, omega0, 0.75 * step);
-  const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
-
-  // 3. least-squares fit of tone exp(j w t), image exp(-j w t) and DC (normal equations:
-  // the columns are nearly orthogonal for a tone outside DC's lobe). e = exp(-j w t) by
-  // block: anchor * fine, so sums over a block are of the fine table's terms.
-  const std::size_t block = 1024;
-  const BlockPhasors fine(block, omega);
-  cd s1 = 0, s2 = 0, r0 = 0, r1 = 0, r2 = 0;
-  for (std::size_t t0 = 0; t0 < n; t0 += block) {
-    const std::size_t count = std::min(block, n - t0);
-    const cd a = std::polar(1.0, -omega * double(t0));
-    const double* xs = reinterpret_cast<const double*>(x.data() + t0);
-    double f1r = 0, f1i = 0, f2r = 0, f2i = 0, p0r = 0, p0i = 0, p1r = 0, p1i = 0, p2r = 0, p2i = 0;
-    for (std::size_t r = 0; r < count; ++r) {
-      const double fr = fine.fine_re[r], fi = fine.fine_im[r], xr = xs[2 * r], xi = xs[2 * r + 1];
-      f1r += fr, f1i += fi;
-      f2r += fr * fr - fi * fi, f2i += 2 * fr * fi;
-      p0r += xr * fr - xi * fi, p0i += xr * fi + xi * fr;  // x * f
-      p1r += xr * fr + xi * fi, p1i += xi * fr - xr * fi;  // x * conj(f)
-      p2r += xr, p2i += xi;
-    }
-    s1 += a * cd{f1r, f1i};
-    s2 += a * a * cd{f2r, f2i};
-    r0 += a * cd{p0r, p0i};
-    r1 += std::conj(a) * cd{p1r, p1i};
-    r2 += cd{p2r, p2i};
-  }
-  const cd nn = double(n);
-  // G[i][j] = sum conj(b_i) b_j for b = (exp(jwt), exp(-jwt), 1)
-  const std::array<std::array<cd, 3>, 3> gram{{{nn, s2, s1}, {std::conj(s2), nn, std::conj(s1)},
-                                               {std::conj(s1), s1, nn}}};
-  const auto [a_tone, a_image, a_dc] = solve3(gram, {r0, r1, r2});
-
-  // 4. the residual's spectrum: noise outside every lobe; components as lobe less noise.
-  // The transform is linear: the residual's is the capture's (still in the buffer) less
-  // the fitted model's, which has a closed form (subtract_model): no second transform.
-  subtract_model(buf, n, omega, a_tone, a_image, a_dc);
-  auto spectrum = [&](long long b) { return spectrum_of.power(std::size_t(b)); };
-  std::vector<char> aside(n, 0);
+  std::vector<char> aside(size, 0);
   std::vector<std::array<long long, 2 * kLobeBins + 1>> harmonic_lobes;
   for (int k : kHarmonics)
     for (int s : {1, -1}) harmonic_lobes.push_back(lobe(bin_of(s * k * omega)));
@@ -298,8 +368,8 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
   double noise_sum = 0, total_sum = 0, largest_power = -1;
   std::size_t noise_bins = 0;
   long long largest = 0;
-  for (std::size_t b = 0; b < n; ++b) {
-    const double p = spectrum_of.power(b);
+  for (std::size_t b = 0; b < size; ++b) {
+    const double p = power(b);
     total_sum += p;
     if (!aside[b]) noise_sum += p, ++noise_bins;
     if (p > largest_power) largest_power = p, largest = static_cast<long long>(b);
@@ -307,31 +377,208 @@ ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const d
   const double noise_var = noise_sum / double(noise_bins);
   auto power_in = [&](const std::array<long long, 2 * kLobeBins + 1>& bins) {
     double sum = 0;
-    for (long long b : bins) sum += spectrum(b);
-    return std::max(sum / double(n) - noise_var * double(bins.size()) / double(n), 0.0);
+    for (long long b : bins) sum += power(std::size_t(b));
+    return std::max(sum / double(size) - noise_var * double(bins.size()) / double(size), 0.0);
   };
 
-  const double tone_power = std::norm(a_tone), image_power = std::norm(a_image);
+  const double tone_power = std::norm(fit.tone), image_power = std::norm(fit.image);
   double harmonic_power = 0;
   for (const auto& l : harmonic_lobes) harmonic_power += power_in(l);
   const double spur_power = std::max(image_power, power_in(lobe(largest)));
-  const cd r = a_image / std::conj(a_tone);  // nu / conj(mu)
-  const cd g_e = (1.0 - r) / (1.0 + r);      // g exp(j phi)
+  const cd r = fit.image / std::conj(fit.tone);  // nu / conj(mu)
+  const cd g_e = (1.0 - r) / (1.0 + r);          // g exp(j phi)
 
   ToneAnalysis out;
   out.freq_hz = omega / (2 * std::numbers::pi) * fs_hz;
   out.power_dbfs = power_db(tone_power);
   out.snr_db = power_db(tone_power / noise_var);
-  out.sinad_db = power_db(tone_power / (total_sum / double(n) + image_power));
+  out.sinad_db = power_db(tone_power / (total_sum / double(size) + image_power));
   out.sfdr_dbc = spur_power > 0 ? power_db(tone_power / spur_power) : HUGE_VAL;
   out.thd_dbc = power_db(harmonic_power / tone_power);
   out.image_dbc = power_db(image_power / tone_power);
-  out.dc_dbfs = power_db(std::norm(a_dc));
+  out.dc_dbfs = power_db(std::norm(fit.dc));
   out.iq_gain_db = 20 * std::log10(std::abs(g_e));
   out.iq_phase_deg = std::arg(g_e) * 180 / std::numbers::pi;
   out.noise_dbfs = power_db(noise_var);
   out.n = n;
   return out;
+}
+
+// The largest Blackman-Harris bin outside DC's lobe (bins -5..5), the first of equals (as
+// max_element), of `size` bins.
+template <class Power>
+long long coarse_peak(std::size_t size, Power power) {
+  long long peak = 0;
+  double best = -1;
+  for (std::size_t b = 0; b < size; ++b) {
+    const bool dc_lobe = b <= std::size_t(kLobeBins) || b >= size - std::size_t(kLobeBins);
+    const double p = dc_lobe ? 0.0 : power(b);
+    if (p > best) best = p, peak = static_cast<long long>(b);
+  }
+  return peak;
+}
+
+double omega_of_bin(long long bin, std::size_t size) {
+  const auto ni = static_cast<long long>(size);
+  return 2 * std::numbers::pi / double(size) * double(bin < ni / 2 ? bin : bin - ni);
+}
+
+// A capture of at most kToneSegmentSamples: one transform of all of it.
+ToneAnalysis analyze_whole(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
+  const std::size_t n = x.size();
+  const double step = 2 * std::numbers::pi / double(n);
+  PowerSpectrum spectrum_of(n);
+  const double* w = spectrum_of.window();
+  cd* buf = spectrum_of.input();
+  // 1. coarse: the largest Blackman-Harris bin outside DC's lobe; the mean (for the fine
+  // search) in the same pass.
+  double mean_re = 0, mean_im = 0;
+  {
+    const double* xs = reinterpret_cast<const double*>(x.data());
+    double* in = reinterpret_cast<double*>(buf);
+    for (std::size_t t = 0; t < n; ++t) {
+      mean_re += xs[2 * t], mean_im += xs[2 * t + 1];
+      in[2 * t] = xs[2 * t] * w[t], in[2 * t + 1] = xs[2 * t + 1] * w[t];
+    }
+  }
+  spectrum_of.execute();
+  auto power = [&](std::size_t b) { return spectrum_of.power(b); };
+  const long long peak = coarse_peak(n, power);
+  const double omega0 = omega_of_bin(peak, n);
+
+  // 2. fine: the rectangular periodogram's maximum within 0.75 bin (ML in white noise),
+  // evaluated from the capture's block moments about omega0 (FineSearch).
+  const cd mean = cd{mean_re, mean_im} / double(n);
+  FineSearch periodogram(x, mean, omega0, 0.75 * step);
+  const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
+
+  // 3. the sine fit.
+  const SineFit fit = fit_sine(x, omega);
+
+  // 4. the residual's spectrum. The transform is linear: the residual's is the capture's
+  // (still in the buffer) less the fitted model's, which has a closed form
+  // (subtract_model): no second transform.
+  subtract_model(buf, n, omega, fit.tone, fit.image, fit.dc);
+  return figures(n, power, peak, omega, fit, fs_hz, aside_hz, n);
+}
+
+// A longer capture: the spectra of steps 1 and 4 are Welch's averages over segments of
+// kToneSegmentSamples (step 1 over kCoarseSegments of them), and a medium search between
+// steps 1 and 2 takes the coarse peak to a quarter of the whole capture's bin (the
+// reference's _medium_omega): the capture mixed down by omega0 and summed in blocks of
+// kMediumBlock, whose zero-padded transform samples the periodogram near omega0.
+ToneAnalysis analyze_segmented(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
+  const std::size_t n = x.size(), size = kToneSegmentSamples;
+  const double step = 2 * std::numbers::pi / double(n);
+  const auto starts = tone_segment_starts(n, size);
+  PowerSpectrum spectrum_of(size);
+  const double* w = spectrum_of.window();
+  cd* buf = spectrum_of.input();
+  std::vector<double> averaged(size, 0.0);  // sum over segments of |FFT|^2
+  auto accumulate = [&] {
+    spectrum_of.execute();
+    const double* bins = reinterpret_cast<const double*>(buf);
+    for (std::size_t b = 0; b < size; ++b) averaged[b] += bins[2 * b] * bins[2 * b] + bins[2 * b + 1] * bins[2 * b + 1];
+  };
+  // the mean over `segments` of |FFT|^2 / sum(w^2): a bin's mean is the per-sample power
+  auto average = [&](std::size_t segments) {
+    const double scale = 1 / (spectrum_of.window_power() * double(segments));
+    for (double& p : averaged) p *= scale;
+  };
+
+  // 1. coarse, from kCoarseSegments segments spread over the capture.
+  const std::size_t picked = std::min(starts.size(), kCoarseSegments);
+  for (std::size_t i = 0; i < picked; ++i) {
+    const cd* seg = x.data() + starts[i * (starts.size() - 1) / (picked - 1)];
+    for (std::size_t t = 0; t < size; ++t) buf[t] = seg[t] * w[t];
+    accumulate();
+  }
+  average(picked);
+  const long long peak = coarse_peak(size, [&](std::size_t b) { return averaged[b]; });
+  double omega0 = omega_of_bin(peak, size);
+
+  // The mean and the medium search's block sums in one pass: sum_r (x - mean) e =
+  // sum_r x e - mean sum_r e, e = exp(-j omega0 t) from an exact polar per block.
+  const std::size_t d = kMediumBlock, blocks = (n + d - 1) / d;
+  const BlockPhasors fine(d, omega0);
+  cd fine_sum = 0, last_sum = 0;
+  const std::size_t last_count = n - (blocks - 1) * d;
+  for (std::size_t r = 0; r < d; ++r) {
+    fine_sum += cd{fine.fine_re[r], fine.fine_im[r]};
+    if (r + 1 == last_count) last_sum = fine_sum;
+  }
+  std::vector<cd> raw(blocks), anchors(blocks);
+  const std::vector<double> ones(d, 1.0), zeros(d, 0.0);
+  const double* t_re[2] = {fine.fine_re.data(), ones.data()};
+  const double* t_im[2] = {fine.fine_im.data(), zeros.data()};
+  cd total = 0;
+  for (std::size_t m = 0; m < blocks; ++m) {
+    const std::size_t t0 = m * d, count = std::min(d, n - t0);
+    cd dots[2];  // x e, x
+    complex_dots_2(reinterpret_cast<const double*>(x.data() + t0), count, t_re, t_im, dots);
+    total += dots[1];
+    anchors[m] = std::polar(1.0, -omega0 * double(t0));
+    raw[m] = anchors[m] * dots[0];
+  }
+  const cd mean = total / double(n);
+  std::size_t padded = 1;
+  while (padded < 4 * blocks) padded <<= 1;
+  {
+    PowerSpectrum medium(padded);
+    cd* in = medium.input();
+    for (std::size_t m = 0; m < padded; ++m)
+      in[m] = m < blocks ? raw[m] - mean * anchors[m] * (m + 1 == blocks ? last_sum : fine_sum) : cd{0, 0};
+    medium.execute();
+    const long long q_max = static_cast<long long>(3 * d * padded / (4 * size));  // +-0.75 of a segment's bin
+    const auto np = static_cast<long long>(padded);
+    long long best_q = -q_max;
+    double best = -1;
+    for (long long q = -q_max; q <= q_max; ++q) {
+      const double p = std::norm(in[std::size_t(((q % np) + np) % np)]);
+      if (p > best) best = p, best_q = q;
+    }
+    omega0 += 2 * std::numbers::pi * double(best_q) / (double(d) * double(padded));
+  }
+
+  // 2. fine, 3. the sine fit: the whole capture's, as for a short one.
+  FineSearch periodogram(x, mean, omega0, 0.75 * step);
+  const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
+  const SineFit fit = fit_sine(x, omega);
+
+  // 4. the residual, segment by segment: x less the fitted model, windowed and transformed.
+  std::fill(averaged.begin(), averaged.end(), 0.0);
+  constexpr std::size_t kModelBlock = 1024;
+  const BlockPhasors model(kModelBlock, omega);
+  for (std::size_t s : starts) {
+    for (std::size_t i0 = 0; i0 < size; i0 += kModelBlock) {
+      const std::size_t count = std::min(kModelBlock, size - i0);
+      // the tone a e^(jwt) = a conj(e), the image b e^(-jwt) = b e, e = exp(-j w t)
+      const cd at = fit.tone * std::polar(1.0, omega * double(s + i0));
+      const cd ai = fit.image * std::polar(1.0, -omega * double(s + i0));
+      residual_windowed(reinterpret_cast<const double*>(x.data() + s + i0), count, model.fine_re.data(),
+                        model.fine_im.data(), w + i0, at, ai, fit.dc, reinterpret_cast<double*>(buf + i0));
+    }
+    accumulate();
+  }
+  average(starts.size());
+  return figures(size, [&](std::size_t b) { return averaged[b]; }, peak, omega, fit, fs_hz, aside_hz, n);
+}
+
+}  // namespace
+
+std::vector<std::size_t> tone_segment_starts(std::size_t n, std::size_t size) {
+  if (size == 0 || size > n) throw std::invalid_argument("tone_segment_starts: segment size 0 or above the capture's");
+  const std::size_t count = (n + size - 1) / size;
+  std::vector<std::size_t> starts(count, 0);
+  for (std::size_t k = 1; k < count; ++k) starts[k] = k * (n - size) / (count - 1);
+  return starts;
+}
+
+ToneAnalysis analyze_tone(std::span<const cd> x, double fs_hz, std::span<const double> aside_hz) {
+  const std::size_t n = x.size();
+  if (n < kMinToneSamples) throw std::invalid_argument("analyze_tone: fewer than " + std::to_string(kMinToneSamples) + " samples");
+  if (!(fs_hz > 0)) throw std::invalid_argument("analyze_tone: fs_hz must be > 0");
+  return n <= kToneSegmentSamples ? analyze_whole(x, fs_hz, aside_hz) : analyze_segmented(x, fs_hz, aside_hz);
 }
 
 }  // namespace hilrig::rf

@@ -5,12 +5,23 @@
 #include <complex>
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace hilrig::rf {
 
 inline constexpr int kLobeBins = 5;          // bins either side of a peak that hold its Blackman-Harris main lobe
 inline constexpr int kHarmonics[] = {2, 3, 4, 5};  // at +-k*f, folded into the band
 inline constexpr std::size_t kMinToneSamples = 64;
+// A capture longer than this is read as Welch-averaged segments of this many samples (the
+// coarse peak's and the residual's spectra); its frequency and sine fit stay the whole
+// capture's (docs/rf.md "Long captures"). The reference's TONE_SEGMENT_SAMPLES.
+inline constexpr std::size_t kToneSegmentSamples = std::size_t(1) << 16;
+inline constexpr std::size_t kCoarseSegments = 8;                        // the coarse peak's segments
+inline constexpr std::size_t kMediumBlock = kToneSegmentSamples / 16;    // the medium search's block sums
+
+// Where the segments of `size` samples start: ceil(n / size) of them spread evenly from the
+// capture's start to its end (the last ends at n). Throws for size 0 or above n.
+std::vector<std::size_t> tone_segment_starts(std::size_t n, std::size_t size);
 
 struct ToneAnalysis {
   double freq_hz = 0;
