@@ -52,6 +52,7 @@ class RxCheckerCounters(TypedDict, total=False):
     first_frame_ns: int
     last_frame_ns: int
     longest_gap_ns: int
+    read_ns: int                   # when these counters were read (CLOCK_MONOTONIC, as last_frame_ns)
     latency_p50_ns: int
     latency_p99_ns: int
     latency_p999_ns: int

@@ -245,14 +245,18 @@ def window_edge_ns(case: Case, snap: Snapshot) -> int:
     window holds whole frames and a 2 ms frame cannot move a 1.5 s measurement
     by 0.1 %), unless the stream has stalled for more than two frame periods:
     then it is the moment the counters were read, so a stall lowers throughput.
+    "Read" is the receiver's own stamp (read_ns), not the poll's end (taken_ns): a
+    poll that also waits on the device, or a thread descheduled after the read,
+    ends later, and a window edge put there would hold frames from before it.
     """
     if case.direction == "tx":
         return snap.taken_ns
     last = int(snap.host_rx.get("last_frame_ns") or 0)
+    read = int(snap.host_rx.get("read_ns") or snap.taken_ns)
     frame_period_ns = case.samples_per_frame / float(case.rate_sps) * 1e9
-    if last and 0 <= snap.taken_ns - last <= 2 * frame_period_ns:
+    if last and read - last <= 2 * frame_period_ns:
         return last
-    return snap.taken_ns
+    return read
 
 
 def expected_samples(case: Case, final: Snapshot) -> float:

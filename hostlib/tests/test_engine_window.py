@@ -214,3 +214,27 @@ def test_a_lossy_rx_stream_keeps_pace_and_its_window_starts_at_once(monkeypatch)
     watch = SilenceWatch(case)
     first = watched_poll(receiver, watch)
     assert runner._receiver_caught_up(case, receiver, watch, first, lambda: None) is first
+
+
+def test_an_rx_window_edge_is_when_the_receiver_was_read_not_when_the_poll_ended():
+    """A poll that also waits on the device (its stats over the control socket) or a
+    thread descheduled after the read ends later than the host's counters were true. A
+    flowing stream's edge is its last frame counted, judged against the receiver's own
+    read stamp (read_ns): an edge at the poll's end held frames from before it (rx+tx over
+    UDP read 101.6 % on a loaded host). A stalled stream's edge is the read itself."""
+    from hostlib.counters import Snapshot
+    from hostlib.engine.measure import window_edge_ns
+
+    from .factories import make_case
+
+    case = make_case("RX udp 4 MS/s", rate_sps=4e6, frame_bytes=8000)   # 0.5 ms frames
+    read, last = 1_000_000_000, 1_000_000_000 - 300_000
+    late_poll = Snapshot(host_rx={"last_frame_ns": last, "read_ns": read}, taken_ns=read + 10_000_000)
+    assert window_edge_ns(case, late_poll) == last
+    stalled = Snapshot(host_rx={"last_frame_ns": last - 5_000_000, "read_ns": read}, taken_ns=read + 10_000_000)
+    assert window_edge_ns(case, stalled) == read
+    # a flush between the stamp and the loads: the last frame is after the read, still the edge
+    assert window_edge_ns(case, Snapshot(host_rx={"last_frame_ns": read + 1000, "read_ns": read}, taken_ns=read)) \
+        == read + 1000
+    # a receiver that does not stamp its reads: the poll's end, as before
+    assert window_edge_ns(case, Snapshot(host_rx={"last_frame_ns": last}, taken_ns=read)) == last

@@ -1,5 +1,6 @@
 #include "hilrig/core/rx_check.hpp"
 
+#include "hilrig/core/clock.hpp"
 #include "hilrig/core/pattern.hpp"
 
 namespace hilrig {
@@ -115,9 +116,13 @@ void RxChecker::on_idle(std::uint64_t now, std::uint64_t idle_timeout_ns) {
 
 nlohmann::json counters_json(const RxCounters& c) {
   auto g = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  // When these counters were read, on the clock of last_frame_ns (taken before them: a
+  // flush in between only makes last_frame_ns later than it).
+  const std::uint64_t read_ns = now_ns();
   nlohmann::json blocks = nlohmann::json::array();  // [received, sent] per block
   for (const auto& [received, sent] : block_counts(c)) blocks.push_back({received, sent});
   return {
+      {"read_ns", read_ns},
       {"frames_received", g(c.frames_received)},
       {"samples_received", g(c.samples_received)},
       {"payload_bytes_received", g(c.payload_bytes_received)},

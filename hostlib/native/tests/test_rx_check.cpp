@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "hilrig/core/clock.hpp"
 #include "hilrig/core/framer.hpp"
 #include "hilrig/core/rx_check.hpp"
 
@@ -127,14 +128,19 @@ TEST(RxCheck, IdleCountsTimeoutsOnlyMidStream) {
 TEST(RxCheck, CountersJsonHasEveryDocumentedKey) {
   Rig r;
   r.feed(0);
+  const std::uint64_t before = hilrig::now_ns();
   const auto j = hilrig::counters_json(r.c);
+  const std::uint64_t after = hilrig::now_ns();
   for (const char* k : {"frames_received", "samples_received", "payload_bytes_received", "seq_errors", "missing_frames",
                         "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "overruns",
                         "pattern_errors", "timeouts", "first_frame_ns", "last_frame_ns", "longest_gap_ns",
                         "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "latency_count",
-                        "eob_received", "block_frames", "blocks"})
+                        "eob_received", "block_frames", "blocks", "read_ns"})
     EXPECT_TRUE(j.contains(k)) << k;
-  EXPECT_EQ(j.size(), 23u);
+  EXPECT_EQ(j.size(), 24u);
+  // read_ns: when the counters were read, on last_frame_ns's clock (the engine's window edge)
+  EXPECT_GE(j["read_ns"].get<std::uint64_t>(), before);
+  EXPECT_LE(j["read_ns"].get<std::uint64_t>(), after);
 }
 
 // The lab's table: received / sent per block of 100 000 sequence numbers, each frame
