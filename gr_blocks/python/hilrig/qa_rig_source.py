@@ -20,7 +20,7 @@ RXSTREAM_KEYS = {"frames_received", "samples_received", "payload_bytes_received"
                  "dropped_samples", "duplicate_frames", "reordered_frames", "malformed_frames", "overruns",
                  "pattern_errors", "timeouts", "first_frame_ns", "last_frame_ns", "longest_gap_ns",
                  "latency_p50_ns", "latency_p99_ns", "latency_p999_ns", "latency_max_ns", "latency_count",
-                 "eob_received", "block_frames", "blocks"}
+                 "eob_received", "block_frames", "blocks", "read_ns"}
 
 
 def by_name(name):
