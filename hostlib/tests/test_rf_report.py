@@ -108,6 +108,46 @@ def test_a_failing_rf_case_leaves_a_sigmf_recording_of_what_the_analyzer_saw(rf_
 
 
 @requires_native
+def test_an_rf_case_whose_analysis_fails_after_its_capture_leaves_a_sigmf_recording(tmp_path, monkeypatch):
+    """An ERROR keeps the capture as a FAIL does: the capture is taken before the analysis,
+    so an analysis that raises (here made to, after the simulator's real capture) still
+    leaves the samples it was given, saved as SigMF and named in the evidence."""
+    import sigmf
+
+    from hostlib._exceptions import DeviceError
+    from hostlib.dsl import load_cases
+    from hostlib.engine import runner
+    from hostlib.session import RunSession
+
+    def failing_analysis(case, capture):
+        assert capture is not None and len(capture.samples) == 16384
+        raise DeviceError("the analysis found no tone")
+
+    monkeypatch.setattr(runner, "analyze_rf", failing_analysis)
+    (tmp_path / "err.yaml").write_text(TONE.format(name="RF analysis fails", snr=">= 10 dB"))
+    rig = tmp_path / "rig.yaml"
+    rig.write_text(textwrap.dedent(f"""\
+        name: rf-error
+        devices:
+          dut: {{driver: sim, channels: 1, max_rate: 10 GS/s}}
+        results:
+          outbox: {tmp_path / 'outbox'}
+          evidence: {tmp_path / 'evidence'}
+        """))
+    said: list[str] = []
+    with RunSession(rig, say=said.append) as run:
+        [result] = [run.run(c) for c in load_cases([tmp_path / "err.yaml"])]
+    assert result.verdict.value == "ERROR" and "the analysis found no tone" in result.message, result.message
+    assert result.rf_sigmf == f"{run.run_id}/RF-analysis-fails.sigmf-meta", result.rf_sigmf
+    meta_path = run.evidence.path.parent / result.rf_sigmf
+    assert f"hilrig rf: RF analysis fails: capture saved as SigMF {meta_path}" in said
+    g = sigmf.sigmffile.fromfile(str(meta_path), autoscale=False).get_global_info()
+    assert g["hilrig:verdict"] == "ERROR (device)" and g["hilrig:test_name"] == "RF analysis fails"
+    evidence = json.loads(run.evidence.path.read_text())
+    assert json.dumps(evidence).count("RF-analysis-fails.sigmf-meta") >= 1   # named in the evidence
+
+
+@requires_native
 def test_the_spectrum_in_the_evidence_holds_the_capture_and_the_analyzers_marks(rf_run):
     failed = load_run(rf_run["evidence"]).cases[0].record
     sp = failed.rf_spectrum
