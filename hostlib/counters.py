@@ -100,6 +100,8 @@ class FrameSinkTxCounters(TxStreamCounters, total=False):
     pacing_period_count: int       # periods measured (0: unpaced)
     pacing_waits_slept: int        # waits that slept for their bulk, then spun
     pacing_waits_spun: int         # waits that only spun (below the timer's resolution)
+    pacing_sent_late: int          # period/rate: datagrams sent at once, their slot passed (catching up)
+    pacing_schedule_restarts: int  # period/rate: fresh schedules, the sender too far behind to catch up
     tcp: TcpInfo                   # transport tcp: the sending end
 
 

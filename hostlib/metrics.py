@@ -60,6 +60,10 @@ _METRICS = [
     Metric("pacing_period_p50_s", "time", "paced UDP send (transport.pacing): median achieved period, "
            "send start to send start, measured in the sender", ("pacing_period_p50",)),
     Metric("pacing_period_p99_s", "time", "paced UDP send: 99th percentile achieved period", ("pacing_period_p99",)),
+    Metric("pacing_sent_late", "count", "paced UDP send (period or rate): datagrams sent at once because their "
+           "slot had passed, the pacer catching up after a stall"),
+    Metric("pacing_schedule_restarts", "count", "paced UDP send (period or rate): fresh schedules, the sender more "
+           "than 50 ms behind"),
     Metric("longest_gap_s", "time",
            "longest time between two received frames, or from the last frame to the end of the window",
            ("longest_gap",)),

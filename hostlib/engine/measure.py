@@ -449,6 +449,8 @@ def _compute_metrics(case: Case, run: Run) -> dict[str, float]:
     if counter(final.host_tx, "pacing_period_count") > 0:   # a paced UDP sender (transport.pacing)
         for q in ("p50", "p99"):
             m[f"pacing_period_{q}_s"] = counter(final.host_tx, f"pacing_period_{q}_ns") / 1e9
+        m["pacing_sent_late"] = counter(final.host_tx, "pacing_sent_late")
+        m["pacing_schedule_restarts"] = counter(final.host_tx, "pacing_schedule_restarts")
     if case.direction in ("rx", "loopback"):
         first = counter(final.host_rx, "first_frame_ns")
         if first:

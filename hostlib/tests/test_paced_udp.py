@@ -96,3 +96,19 @@ def test_paced_tx_achieves_its_period_and_holds_the_rate(write_case, sim_rig):
     assert any(line.startswith("hilrig_block,") and "received_ratio=1" in line for line in result_lines(result))
     html = case_log_html(result, plots_inline=False)
     assert '<table class="blocks"' in html and f"<td>{result.blocks[0]['received']}</td>" in html
+
+
+def test_a_sender_behind_its_schedule_catches_up_and_starts_afresh_when_far_behind(write_case, sim_rig):
+    """A 1 ns period is shorter than any send, and the device takes 10 GS/s (the rate clock
+    never holds a frame): every datagram after the first finds its slot passed and goes at
+    once, and the schedule starts afresh each time the sender is 50 ms behind it."""
+    text = CASE.format(pacing="    period: 1 ns").replace("master_clock: 200 MHz", "master_clock: 10 GHz").replace(
+        "interpolation: 16", "interpolation: 1").replace("duration: 1 s", "duration: 0.5 s")
+    [case] = write_case(text)
+    result = run_case(case, sim_rig, run_id="test")
+    m = result.metrics
+    assert result.error is None, result.message
+    assert m["pattern_errors"] == 0 and m["malformed_frames"] == 0, m
+    # 0.7 s of sending (warm-up and window), ever further behind: a fresh schedule per 50 ms of it
+    assert m["pacing_schedule_restarts"] >= 4, m
+    assert m["pacing_sent_late"] >= 0.9 * m["frames_sent"], m

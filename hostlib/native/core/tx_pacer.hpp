@@ -74,20 +74,36 @@ class TxPacer {
   }
 
   // Per-datagram pacing of one sender: gap (idle after each send returns), period or
-  // rate (send start to send start, on a fixed schedule that restarts instead of
-  // bursting when the sender fell a whole period behind). Records the achieved
-  // period (send start to send start) in a histogram. One writer thread.
+  // rate (send start to send start, on a fixed schedule). A sender that fell behind its
+  // schedule with datagrams to send (a preemption, a slow send) sends those already due
+  // at once until it is back on it, so the rate asked is the rate offered; one more than
+  // kCatchUpNs behind starts a fresh schedule instead (a stall that long is not made up
+  // by a burst that long). Time with nothing to send (the stream's rate clock holding
+  // the frames: ready()) is not made up: those datagrams are spaced by the period. A gap
+  // never catches up: it is idle time after each send, the lab's semantics.
+  // Records the achieved period (send start to send start) in a histogram. One writer thread.
   class Datagrams {
    public:
+    static constexpr std::uint64_t kCatchUpNs = std::uint64_t(kLeadSeconds * 1e9);  // the stalls TX's lead rides out
     Datagrams(const PacingSpec& p, std::uint32_t datagram_bytes) : gap_(p.gap_ns), period_(p.period_for(datagram_bytes)) {}
     bool active() const { return gap_ || period_; }
+    // The sender's rate clock held the next datagrams until now_ns (it released fewer than
+    // a batch): the schedule does not run behind the moment there was something to send.
+    void ready(std::uint64_t now_ns) {
+      if (period_ && started_ && due_ < now_ns) due_ = now_ns, handed_late_ = true;
+    }
     // Waits until the next datagram may go; returns its send start.
     std::uint64_t before_send() {
       std::uint64_t now = now_ns();
       if (started_) {
         const Wait w = wait_until(gap_ ? last_end_ + gap_ : due_);
-        if (w != Wait::none) now = now_ns();
-        if (w != Wait::none) (w == Wait::slept ? slept_ : spun_).fetch_add(1, std::memory_order_relaxed);
+        if (w != Wait::none) {
+          now = now_ns();
+          (w == Wait::slept ? slept_ : spun_).fetch_add(1, std::memory_order_relaxed);
+        } else if (!gap_ && !handed_late_) {
+          late_.fetch_add(1, std::memory_order_relaxed);  // its slot had passed: sent at once
+        }
+        handed_late_ = false;
         periods_.record(now - last_start_);
       } else {
         due_ = now;
@@ -95,7 +111,10 @@ class TxPacer {
       started_ = true;
       last_start_ = now;
       due_ += period_;
-      if (due_ < now) due_ = now + period_;  // a whole period late: a fresh schedule, not a burst
+      if (period_ && due_ + kCatchUpNs < now) {  // too far behind to catch up: a fresh schedule
+        due_ = now + period_;
+        restarts_.fetch_add(1, std::memory_order_relaxed);
+      }
       return now;
     }
     // The send of the datagram started by before_send() returned at end_ns.
@@ -103,12 +122,16 @@ class TxPacer {
     const LatencyHistogram& periods() const { return periods_; }
     std::uint64_t waits_slept() const { return slept_.load(std::memory_order_relaxed); }
     std::uint64_t waits_spun() const { return spun_.load(std::memory_order_relaxed); }
+    // Datagrams sent at once because their slot had passed (period or rate: catching up).
+    std::uint64_t sent_late() const { return late_.load(std::memory_order_relaxed); }
+    // Times the schedule started afresh, more than kCatchUpNs behind.
+    std::uint64_t schedule_restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
    private:
     std::uint64_t gap_, period_;
-    bool started_ = false;
+    bool started_ = false, handed_late_ = false;  // handed_late_: ready() moved due_ to the hand-over
     std::uint64_t due_ = 0, last_start_ = 0, last_end_ = 0;
-    std::atomic<std::uint64_t> slept_{0}, spun_{0};  // read by stats() on another thread
+    std::atomic<std::uint64_t> slept_{0}, spun_{0}, late_{0}, restarts_{0};  // read by stats() on another thread
     LatencyHistogram periods_;
   };
 

@@ -73,6 +73,9 @@ class FrameSink {
   bool gso_active() const { return sender_.gso_active(); }
   // Per-datagram pacing (inactive unless transport.pacing is set): achieved periods.
   const TxPacer::Datagrams& pacing() const { return pacing_; }
+  // The sender's rate clock held the next frames until now_ns: the pacer spaces them from
+  // there instead of catching up on time there was nothing to send (TxPacer::Datagrams::ready).
+  void pacing_ready(std::uint64_t now_ns) { pacing_.ready(now_ns); }
   const std::string& buffer_warning() const { return tcp_.valid() ? tcp_.buffer_warning() : sock_.buffer_warning(); }
   // tcp: the connection's figures (TcpInfo as JSON), null for the other transports.
   // Safe to call while another thread sends.

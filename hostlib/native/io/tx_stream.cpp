@@ -48,6 +48,7 @@ void TxStream::run() {
       continue;
     }
     const unsigned n = unsigned(std::min<std::uint64_t>(allowed - seq, max_batch));
+    if (n < max_batch) sink_.pacing_ready(now);  // the rate clock, not the sender, held these frames
     const unsigned sent = send_batch(seq, n, 0, 50'000'000);
     if (sent) {
       counter_add(c_.frames_sent, sent);
@@ -84,6 +85,8 @@ nlohmann::json TxStream::stats() const {
           {"pacing_period_count", sink_.pacing().periods().count()},
           {"pacing_waits_slept", sink_.pacing().waits_slept()},
           {"pacing_waits_spun", sink_.pacing().waits_spun()},
+          {"pacing_sent_late", sink_.pacing().sent_late()},
+          {"pacing_schedule_restarts", sink_.pacing().schedule_restarts()},
           {"warnings", sink_.buffer_warning().empty() ? nlohmann::json::array() : nlohmann::json::array({sink_.buffer_warning()})}};
   if (sink_.kind() == TransportKind::tcp) s["tcp"] = sink_.tcp_info();  // the sending end's own figures
   return s;

@@ -293,6 +293,7 @@ int HilrigDevice::send_tx_frame(Stream* s, const void* const* buffs, std::uint32
   }
   const std::uint8_t flags = std::uint8_t((s->tx_in_burst ? 0 : hilrig::kFlagSOB) | (eob ? hilrig::kFlagEOB : 0));
   s->sink->commit(hilrig::write_samples_header(c, s->tx_seq, s->tx_tick, n, flags, out));
+  s->sink->pacing_ready(hilrig::now_ns());  // one frame a call: spaced from its hand-over
   // The sink stamps the send time (and CRC) and retries a full socket until the timeout.
   if (s->sink->flush(hilrig::now_ns() + std::uint64_t(std::max(0L, timeoutUs)) * 1000ull) != 1) {
     if (s->sink->error() == 0) return SOAPY_SDR_TIMEOUT;

@@ -50,6 +50,50 @@ TEST(TxPacer, DatagramPeriodHoldsItsScheduleAndRecordsWhatItAchieved) {
   EXPECT_GT(p.waits_spun(), 0u);
 }
 
+TEST(TxPacer, DatagramPeriodCatchesUpAfterAStallThenHoldsItsSchedule) {
+  hilrig::PacingSpec spec;
+  spec.period_ns = 20'000;
+  TxPacer::Datagrams p(spec, 1430);
+  const std::uint64_t first = p.before_send();
+  for (int i = 1; i < 10; ++i) p.before_send();
+  // A stall of 10 ms (a preemption) after datagram 9: the 500 slots it covered have passed.
+  hilrig::sleep_until_ns(hilrig::now_ns() + 10'000'000);
+  const std::uint64_t late_before = p.sent_late();
+  std::uint64_t last = 0;
+  for (int i = 10; i < 1000; ++i) last = p.before_send();
+  // Every datagram whose slot the stall covered went at once (and any a preemption of
+  // this test added): the stall is made up, not lost (a fresh schedule would send one).
+  EXPECT_GE(p.sent_late() - late_before, 10'000'000u / spec.period_ns - 10);
+  // The schedule held: datagram k never starts before its slot first + k * period.
+  EXPECT_GE(last - first, 999u * spec.period_ns);
+}
+
+TEST(TxPacer, DatagramPeriodDoesNotMakeUpTimeWithNothingToSend) {
+  hilrig::PacingSpec spec;
+  spec.period_ns = 20'000;
+  TxPacer::Datagrams p(spec, 1430);
+  p.before_send();
+  // The stream's rate clock held the next frames for 5 ms: they are spaced, not burst.
+  hilrig::sleep_until_ns(hilrig::now_ns() + 5'000'000);
+  const std::uint64_t handed = hilrig::now_ns();
+  p.ready(handed);
+  // Datagram k of the hand-over never starts before handed + k * period (without ready(),
+  // the 250 slots the wait covered would send them all at once).
+  for (std::uint64_t k = 0; k < 20; ++k) EXPECT_GE(p.before_send(), handed + k * spec.period_ns) << k;
+}
+
+TEST(TxPacer, DatagramPeriodFarBehindStartsAFreshSchedule) {
+  hilrig::PacingSpec spec;
+  spec.period_ns = 20'000;
+  TxPacer::Datagrams p(spec, 1430);
+  p.before_send();
+  hilrig::sleep_until_ns(hilrig::now_ns() + TxPacer::Datagrams::kCatchUpNs + 5'000'000);
+  const std::uint64_t restart = p.before_send();  // more than kCatchUpNs behind: a fresh schedule from here
+  EXPECT_GE(p.schedule_restarts(), 1u);
+  const std::uint64_t next = p.before_send();
+  EXPECT_GE(next - restart, spec.period_ns);  // waits its new slot: no burst of the stall's datagrams
+}
+
 TEST(TxPacer, DatagramGapFollowsEachSendAndLongGapsSleep) {
   hilrig::PacingSpec spec;
   spec.gap_ns = 200'000;  // above kSpinNs: sleep for the bulk, spin for the rest
@@ -66,6 +110,8 @@ TEST(TxPacer, DatagramGapFollowsEachSendAndLongGapsSleep) {
   // How each wait went depends on how late the test's own sleep woke (spun, or none when
   // already past), so only the never-early invariant and the period it implies are asserted.
   EXPECT_LE(p.waits_slept() + p.waits_spun(), 20u);
+  EXPECT_EQ(p.sent_late(), 0u);  // a gap never catches up
+  EXPECT_EQ(p.schedule_restarts(), 0u);
   EXPECT_GE(p.periods().percentile(0.5), 225'000u);  // send (30 us) + gap (200 us), minus a bucket
   hilrig::PacingSpec none;
   EXPECT_FALSE(TxPacer::Datagrams(none, 1430).active());
