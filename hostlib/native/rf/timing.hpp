@@ -37,7 +37,11 @@ class TimingStage {
     return {std::int64_t(n) - std::int64_t(q) - 1, 1.0 - (s - q)};
   }
 
-  // The input ticks outputs n0 .. n0+count-1 read (count >= 1): [first, first + size).
+  // Outputs are computed kGroup at a time, one vector lane each (read()).
+  static constexpr std::size_t kGroup = 8;
+
+  // The input ticks outputs n0 .. n0+count-1 read (count >= 1): [first, first + size), with
+  // kGroup - 1 ticks of slack at the end that read() loads for lanes it then discards.
   struct Reads {
     std::int64_t first;
     std::size_t size;
@@ -46,13 +50,16 @@ class TimingStage {
     constexpr std::int64_t kBefore = kTaps / 2 - 1, kAfter = kTaps / 2;
     const std::int64_t b0 = where(n0).base, b1 = where(n0 + count - 1).base;  // bases move monotonically with n
     const std::int64_t first = std::min(b0, b1) - kBefore;
-    return {first, std::size_t(std::max(b0, b1) + kAfter - first + 1)};
+    return {first, std::size_t(std::max(b0, b1) + kAfter - first + 1) + kGroup - 1};
   }
 
   // Outputs n0 .. n0+count-1, y_n = sum_k h_k(mu) x(base - 15 + k), from the input as rails
   // in_re/in_im holding ticks reads(n0, count).first on (reads(...).size of them at least).
-  // Four partial sums a rail (taps k = 4i + j into sum j), added (s0 + s1) + (s2 + s3):
-  // the reference sums in its own order, so the two agree to rounding, not bit for bit.
+  // kGroup consecutive outputs that share a table row and a base offset (an SCO moves them
+  // every ~1/(kPhases*|eps|) outputs) are one vector lane each: lane j blends its taps
+  // a_k + frac_j*(b_k - a_k) and sums k = 0..31 in order. Every output's arithmetic is its
+  // own lane's, so sample n is the same whatever block or group computed it. The reference
+  // sums in its own order: the two agree to rounding, not bit for bit.
   void read(std::uint64_t n0, std::size_t count, const double* in_re, const double* in_im, std::int64_t first,
             double* out_re, double* out_im) const;
 
@@ -63,9 +70,12 @@ class TimingStage {
  private:
   // (kPhases + 1) rows of kTaps, built once per process on first use.
   static const std::vector<double>& table();
+  // kPhases rows: row p + 1 less row p of table().
+  static const std::vector<double>& differences();
   double ratio_, delay_;
   bool active_;
   const double* table_ = active_ ? table().data() : nullptr;  // none built while no stage is active
+  const double* differences_ = active_ ? differences().data() : nullptr;
 };
 
 }  // namespace hilrig::rf
