@@ -22,8 +22,8 @@ from .validate import estimated_seconds
 
 def stats_line(row: dict[str, float]) -> str:
     """'9.998 MS/s 40.0 MB/s lost 0/12345 frames O 0 U 0': counted as the verdict counts; a
-    paced sender adds its achieved period (p50/p99 so far), a tcp stream its connection's
-    RTT, congestion window and retransmits."""
+    paced sender adds its achieved period (p50/p99 so far) and the datagrams it sent late
+    catching up, a tcp stream its connection's RTT, congestion window and retransmits."""
     lost = row.get("total_missing_frames", row.get("missing_frames", 0))
     total = row.get("total_frames", 0)
     return (f"{row['throughput_sps'] / 1e6:9.3f} MS/s {row.get('throughput_Bps', 0) / 1e6:8.1f} MB/s"
@@ -33,6 +33,7 @@ def stats_line(row: dict[str, float]) -> str:
             + (f"  pattern errors {row['total_pattern_errors']:.0f}" if row.get("total_pattern_errors") else "")
             + (f"  paced p50/p99 {row['pacing_period_p50_s'] * 1e6:.1f}/{row['pacing_period_p99_s'] * 1e6:.1f} us"
                if "pacing_period_p50_s" in row else "")
+            + (f" late {row['pacing_sent_late']:.0f}" if row.get("pacing_sent_late") else "")
             + (f"  tcp rtt {row['tcp_rtt_s'] * 1e3:.3f} ms cwnd {row['tcp_cwnd_segments']:.0f}"
                f" retrans {row['tcp_retransmits']:.0f}" if "tcp_rtt_s" in row else ""))
 

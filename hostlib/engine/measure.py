@@ -326,6 +326,7 @@ def progress_row(case: Case, row: dict[str, float], snap: Snapshot) -> dict[str,
     if counter(snap.host_tx, "pacing_period_count") > 0:   # a paced sender: its achieved period so far
         for q in ("p50", "p99"):
             out[f"pacing_period_{q}_s"] = counter(snap.host_tx, f"pacing_period_{q}_ns") / 1e9
+        out["pacing_sent_late"] = counter(snap.host_tx, "pacing_sent_late")
     return out
 
 

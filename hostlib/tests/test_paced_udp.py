@@ -112,3 +112,10 @@ def test_a_sender_behind_its_schedule_catches_up_and_starts_afresh_when_far_behi
     # 0.7 s of sending (warm-up and window), ever further behind: a fresh schedule per 50 ms of it
     assert m["pacing_schedule_restarts"] >= 4, m
     assert m["pacing_sent_late"] >= 0.9 * m["frames_sent"], m
+
+
+def test_the_live_line_shows_the_achieved_period_and_the_datagrams_sent_late():
+    from hostlib.cli.run import stats_line
+    row = {"throughput_sps": 1e6, "pacing_period_p50_s": 13e-6, "pacing_period_p99_s": 40e-6, "pacing_sent_late": 12.0}
+    assert "paced p50/p99 13.0/40.0 us late 12" in stats_line(row)
+    assert "late" not in stats_line({**row, "pacing_sent_late": 0.0})   # on schedule: nothing to say
