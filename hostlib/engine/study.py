@@ -42,9 +42,11 @@ def _row(what: str, how: str, received: str, *, ratio: float | None = None,
 
 def _measured(metrics: Mapping[str, float], blocks: Sequence[BlockCount], block_frames: int,
               payload_bytes: int, transport: str) -> StudyRow:
-    """What the run received: the complete blocks' received / sent (the lab's measure),
-    or over the whole stream when no block is complete, and the payload rate. tcp loses
-    nothing (what is not received yet is in the sockets): its rate alone."""
+    """What the run received: the complete blocks' received / sent (the lab's measure);
+    without a complete block, the block so far (the frames below the highest one received:
+    not those still crossing the link when the stream stopped, a whole one-way delay's
+    worth on a long link); without blocks, the whole stream. And the payload rate. tcp
+    loses nothing (what is not received yet is in the sockets): its rate alone."""
     rate_bps = metrics.get("frames_per_s", 0.0) * payload_bytes * 8
     if transport == "tcp":
         return _row("measured (this run)", "frames received over the window x frame bytes", _mbit(rate_bps),
@@ -56,6 +58,9 @@ def _measured(metrics: Mapping[str, float], blocks: Sequence[BlockCount], block_
         per_block = [b["received"] / b["sent"] for b in full]
         how = (f"{len(full)} complete block(s) of {full[0]['sent']}: {100 * min(per_block):.1f}-"
                f"{100 * max(per_block):.1f} %")
+    elif sent_so_far := sum(b["sent"] for b in blocks):
+        ratio = sum(b["received"] for b in blocks) / sent_so_far
+        how = f"frames received / sent below the highest received ({sent_so_far} sent; no complete block)"
     else:
         sent_all = metrics.get("frames_sent", 0.0)
         ratio = metrics.get("frames_received", 0.0) / sent_all if sent_all else 0.0
