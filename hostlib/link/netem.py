@@ -5,23 +5,33 @@ where the kernel has netem (`netem_unsupported` is None) and the spec fits netem
 otherwise the link is hilrig-link's.
 
 netem takes one loss model, so a spec with both `loss` and `burst_loss` in a direction
-is hilrig-link's. Its randomness is the kernel's: counts are not fixed by the seed.
+is hilrig-link's. Its randomness is the kernel's: counts are not fixed by the seed. What
+the link did is read back from the qdiscs' own counters (`tc -s -j`, `direction_stats`).
 """
 from __future__ import annotations
 
 import functools
 import itertools
+import json
 import os
 import subprocess
+from collections.abc import Sequence
+from typing import TypedDict, cast
 
+from .._exceptions import LinkError
+from .emulator import DirectionStats
 from .netns import add_netns, delete_netns, ip, unavailable
 from .spec import LinkDirection, LinkSpec
 
-__all__ = ["TBF_BURST_S", "netem_args", "netem_unsupported", "setup_commands", "spec_unfit", "tbf_args"]
+__all__ = ["TBF_BURST_S", "direction_stats", "netem_args", "netem_unsupported", "qdisc_stats", "setup_commands",
+           "spec_unfit", "tbf_args"]
 
 TBF_BURST_S = 0.001          # tbf's bucket: 1 ms of the rate, at least TBF_MIN_BURST_BYTES
 TBF_MIN_BURST_BYTES = 1600   # above one 1500-byte packet: tbf cannot send a packet larger than its bucket
 TC_TIMEOUT_S = 10.0
+# tbf counts a packet's length on the device, the 14-byte Ethernet header of the veth
+# included; a link spec's rate is IP bytes (hilrig-link's): the size table takes it off.
+ETHERNET_HEADER_BYTES = 14
 _probe_ids = itertools.count()
 
 
@@ -64,14 +74,65 @@ def direction_commands(netns: str, dev: str, d: LinkDirection) -> list[list[str]
     root, tbf as its child (netem's own queue holds what is delayed)."""
     cmds: list[list[str]] = []
     net, rate = netem_args(d), tbf_args(d)
+    ip_bytes = ["stab", "overhead", str(-ETHERNET_HEADER_BYTES)]
     if net:
         cmds.append(["tc", "-n", netns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem",
                      "limit", "1000000", *net])
         if rate:
-            cmds.append(["tc", "-n", netns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "tbf", *rate])
+            cmds.append(["tc", "-n", netns, "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", *ip_bytes,
+                         "tbf", *rate])
     elif rate:
-        cmds.append(["tc", "-n", netns, "qdisc", "add", "dev", dev, "root", "handle", "10:", "tbf", *rate])
+        cmds.append(["tc", "-n", netns, "qdisc", "add", "dev", dev, "root", "handle", "10:", *ip_bytes, "tbf", *rate])
     return cmds
+
+
+class TcQdisc(TypedDict, total=False):
+    """One qdisc as `tc -s -j qdisc show` prints it (the keys read here)."""
+    kind: str
+    handle: str
+    parent: str
+    root: bool
+    bytes: int
+    packets: int
+    drops: int
+    backlog: int
+    qlen: int
+
+
+def direction_stats(qdiscs: Sequence[TcQdisc]) -> DirectionStats:
+    """One direction's counters, in hilrig-link's terms, from its end's qdiscs as `tc -s -j
+    qdisc show` lists them: what left is the root's count; tbf's drops are its drop-tail
+    queue's; netem's drops are its losses plus its child's drops (the kernel counts a
+    child's drop at the parent too); what entered is what left, was dropped or is still
+    queued. netem's duplicates and reorders are not counted by tc, nor a delay histogram:
+    those stay absent. An end without a qdisc of the link's (no rate, no impairment) has
+    no counters: {}."""
+    mine = {q.get("kind"): q for q in qdiscs if q.get("kind") in ("netem", "tbf")}
+    root = next((q for q in qdiscs if q.get("root") and q.get("kind") in ("netem", "tbf")), None)
+    if root is None:
+        return {}
+    tbf_drops = int(mine["tbf"].get("drops", 0)) if "tbf" in mine else 0
+    netem_drops = int(mine["netem"].get("drops", 0)) - tbf_drops if "netem" in mine else 0
+    packets_out, bytes_out = int(root.get("packets", 0)), int(root.get("bytes", 0))
+    return DirectionStats(packets_in=packets_out + tbf_drops + netem_drops + int(root.get("qlen", 0)),
+                          packets_out=packets_out, bytes_out=bytes_out, dropped_queue=tbf_drops,
+                          dropped_loss=netem_drops)
+
+
+def qdisc_stats(netns: str, dev: str) -> DirectionStats:
+    """direction_stats of dev's egress in netns, read with `tc -s -j`; LinkError naming the
+    command when tc fails (the namespace or the device is gone)."""
+    cmd = ["tc", "-s", "-j", "-n", netns, "qdisc", "show", "dev", dev]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=TC_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LinkError(f"netem link: `{' '.join(cmd)}` failed: {exc}") from exc
+    if done.returncode != 0:
+        raise LinkError(f"netem link: `{' '.join(cmd)}` failed: {done.stderr.strip()}")
+    try:
+        return direction_stats(cast(list[TcQdisc], json.loads(done.stdout or "[]")))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise LinkError(f"netem link: `{' '.join(cmd)}` printed what is not a qdisc list: {exc}") from exc
 
 
 def setup_commands(spec: LinkSpec, device_ns: str, device_dev: str, device_addr: str,

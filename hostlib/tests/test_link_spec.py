@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hostlib._exceptions import ConfigError
-from hostlib.link.netem import netem_args, netem_unsupported, setup_commands, spec_unfit, tbf_args
+from hostlib.link.netem import direction_stats, netem_args, netem_unsupported, setup_commands, spec_unfit, tbf_args
 from hostlib.link.report import link_metrics
 from hostlib.link.session import choose_realisation
 from hostlib.link.spec import DEFAULT_QUEUE_BYTES, LinkDirection, LinkSpec
@@ -113,12 +113,31 @@ def test_netem_command_lines() -> None:
         "ip -n nh link set vh up",
         "tc -n nd qdisc add dev vd root handle 1: netem limit 1000000 delay 125000us 200us loss random 0.01% "
         "reorder 1% duplicate 0.1%",
-        f"tc -n nd qdisc add dev vd parent 1:1 handle 10: tbf rate 500000000bit burst 62500 limit {16 * 1024**2}",
-        f"tc -n nh qdisc add dev vh root handle 10: tbf rate 1000000bit burst 1600 limit {DEFAULT_QUEUE_BYTES}",
+        f"tc -n nd qdisc add dev vd parent 1:1 handle 10: stab overhead -14 tbf rate 500000000bit burst 62500 "
+        f"limit {16 * 1024**2}",
+        f"tc -n nh qdisc add dev vh root handle 10: stab overhead -14 tbf rate 1000000bit burst 1600 "
+        f"limit {DEFAULT_QUEUE_BYTES}",
     ]
     both = LinkSpec(up=LinkDirection(loss=0.01, burst_p=0.01, burst_r=0.5), down=LinkDirection())
     assert spec_unfit(both) == "up: netem takes one loss model, the spec gives loss and burst_loss"
     assert spec_unfit(spec) is None
+
+
+def test_netem_counters_in_the_emulators_terms() -> None:
+    # A rate-only end: tbf at the root (the shape `tc -s -j qdisc show` prints, as on this host).
+    tbf = {"kind": "tbf", "handle": "10:", "root": True, "bytes": 1_458_000, "packets": 1000, "drops": 250,
+           "overlimits": 900, "requeues": 0, "backlog": 2916, "qlen": 2}
+    assert direction_stats([tbf]) == {"packets_in": 1252, "packets_out": 1000, "bytes_out": 1_458_000,
+                                      "dropped_queue": 250, "dropped_loss": 0}
+    # netem at the root with tbf as its child: netem's drops hold its losses and its child's drops.
+    netem = {"kind": "netem", "handle": "1:", "root": True, "bytes": 1_458_000, "packets": 1000, "drops": 260,
+             "backlog": 0, "qlen": 40}
+    child = {**tbf, "root": False, "parent": "1:1", "packets": 1000, "drops": 250, "qlen": 3}
+    assert direction_stats([netem, child]) == {"packets_in": 1300, "packets_out": 1000, "bytes_out": 1_458_000,
+                                               "dropped_queue": 250, "dropped_loss": 10}
+    # An end with nothing configured keeps the kernel's default qdisc: no counters of the link's.
+    assert direction_stats([{"kind": "noqueue", "root": True, "packets": 0}]) == {}
+    assert direction_stats([]) == {}
 
 
 def test_the_realisation_is_chosen_automatically_or_forced(monkeypatch: pytest.MonkeyPatch) -> None:
