@@ -305,6 +305,32 @@ def test_a_sim_case_runs_across_the_link_with_the_link_metrics(write_case, sim_r
 
 
 @pytest.mark.parametrize("direction", ["rx", "tx"])
+def test_a_sim_case_runs_across_the_kernel_realisation_with_its_counters(write_case, sim_rig, direction: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same case over a veth pair with tbf (HILRIG_LINK=netem, a rate-only link: what this
+    kernel has): the link's metrics come from the qdiscs' counters, in IP bytes."""
+    from hostlib.engine import run_case
+
+    monkeypatch.setenv("HILRIG_LINK", "netem")
+    divider = "interpolation" if direction == "tx" else "decimation"
+    text = (LAN_CASE % (direction, divider, "1 s")).replace("rate: 50 Mbit/s, delay: 5 ms,", "rate: 50 Mbit/s,")
+    (case,) = write_case(text.replace('      link_delay_p50: ">= 5 ms"\n', ""))
+    result = run_case(case, sim_rig, run_id="link-test")
+    assert result.verdict.passed, result.message
+    assert result.link is not None and result.link["realisation"] == "netem"
+    m = result.metrics
+    assert m["link_packets_in"] > 100 and m["link_dropped_queue"] == 0 and m["link_dropped_loss"] == 0, m
+    assert "link_delay_p50_s" not in m   # tc keeps no delay histogram
+    # 1430-byte frames: 1458 IP bytes each, counted as the spec's rate counts them.
+    assert m["link_bytes_out"] / m["link_packets_out"] == pytest.approx(1458, abs=1), m   # (1472 on the device)
+    # At the frames' rate: the link's counters are read just after the stream's own, and the
+    # simulator sends in batches of up to ~45 frames (3 % of a second's), so the two windows
+    # may differ by a batch at each end.
+    assert m["link_rate_Bps"] == pytest.approx(m["frames_per_s"] * 1458, rel=0.1), m
+    assert _our_netns() == []
+
+
+@pytest.mark.parametrize("direction", ["rx", "tx"])
 def test_a_tcp_case_crosses_the_link_every_frame_counted_and_checked(write_case, sim_rig, direction: str) -> None:
     """tcp across the link: the receiver listens at its end, the sender connects across it;
     1 MS/s sc8 (~12 Mbit/s) over 50 Mbit/s, 5 ms each way with 1 % loss: TCP retransmits
