@@ -68,6 +68,8 @@ _UNITS: dict[str, dict[str, float]] = {
     "db": {"dB": 1.0},
     "dbc": {"dBc": 1.0},
     "dbfs": {"dBFS": 1.0},
+    # A single-sideband phase-noise density relative to the carrier (L(f) at an offset).
+    "dbc_per_hz": {"dBc/Hz": 1.0},
     # Parts per million (a frequency error relative to the nominal frequency).
     "ppm": {"ppm": 1.0},
     # A time in samples of the stream (the channel's fractional delay: 0.37 samples).
@@ -175,7 +177,7 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
 
 
-_LEVEL_UNITS = {"db": "dB", "dbc": "dBc", "dbfs": "dBFS", "ppm": "ppm", "angle": "deg"}
+_LEVEL_UNITS = {"db": "dB", "dbc": "dBc", "dbfs": "dBFS", "dbc_per_hz": "dBc/Hz", "ppm": "ppm", "angle": "deg"}
 
 
 def format_quantity(value: float, dimension: str) -> str:

@@ -118,9 +118,18 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
         errs.append((("channel", "sco"), f"{c.sco:g} ppm is beyond what the modulation analyzer's timing follows "
                      f"(at most {max_sco:g} ppm either way; a tone takes up to 1000 ppm)"))
     max_share = native().RF_MAX_LINEWIDTH_OF_RATE
-    if c is not None and c.phase_noise is not None and c.phase_noise.linewidth > rate_sps * max_share:
-        errs.append((("channel", "phase_noise", "linewidth"),
-                     f"{c.phase_noise.linewidth:g} Hz is more than {max_share:g} of the {rate_sps:g} S/s "
+    pn = None if c is None else c.phase_noise
+    given = set() if pn is None else pn.model_fields_set
+    if pn is not None and "linewidth" in given and given & {"level", "offset"}:
+        errs.append((("channel", "phase_noise", sorted(given & {"level", "offset"})[0]),
+                     "give the linewidth or a level at an offset, not both"))
+    elif pn is not None and "linewidth" not in given and not {"level", "offset"} <= given:
+        errs.append((("channel", "phase_noise"), "give the linewidth ({linewidth: 10 Hz}) or a level at an offset "
+                     "({level: -80 dBc/Hz, offset: 10 kHz})"))
+    elif pn is not None and pn.linewidth_hz > rate_sps * max_share:
+        field = "linewidth" if "linewidth" in given else "level"
+        errs.append((("channel", "phase_noise", field),
+                     f"{pn.linewidth_hz:g} Hz of linewidth is more than {max_share:g} of the {rate_sps:g} S/s "
                      f"stream's rate (at most {rate_sps * max_share:g} Hz: the phase would wander "
                      "0.25 rad a sample)"))
     capture = m.signal.capture
@@ -134,5 +143,5 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
         iq_gain_db=c.iq_imbalance.gain if c.iq_imbalance else 0.0,
         iq_phase_deg=c.iq_imbalance.phase if c.iq_imbalance else 0.0,
         dc_i=c.dc.i if c.dc else 0.0, dc_q=c.dc.q if c.dc else 0.0, c3=c.cubic, seed=c.seed,
-        sco_ppm=c.sco, delay_samples=c.delay, phase_noise_hz=c.phase_noise.linewidth if c.phase_noise else 0.0)
+        sco_ppm=c.sco, delay_samples=c.delay, phase_noise_hz=c.phase_noise.linewidth_hz if c.phase_noise else 0.0)
     return Signal(tones=tones, modulation=modulation, channel=channel, capture_samples=capture), []

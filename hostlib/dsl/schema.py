@@ -5,6 +5,7 @@ unit is reported by the same machinery (and at the same line) as a wrong type.
 """
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
@@ -278,9 +279,24 @@ class DcModel(BaseModel):
 
 class PhaseNoiseModel(BaseModel):
     """The LO's phase noise: a Wiener (random-walk) phase of the given 3 dB (full) linewidth,
-    L(f) = linewidth / (2 pi f^2) (docs/rf.md "Phase noise")."""
+    L(f) = linewidth / (2 pi f^2) (docs/rf.md "Phase noise"); or the same walk given by a
+    point of its L(f), as a datasheet states phase noise: `level` at `offset` (rf.py
+    refuses both forms at once, or half of the second)."""
     model_config = _Strict
-    linewidth: Annotated[float, quantity("frequency", require_unit=True, minimum=0, what=" Hz")]
+    linewidth: Annotated[float, quantity("frequency", require_unit=True, minimum=0, what=" Hz")] | None = None
+    level: Annotated[float, quantity("dbc_per_hz", require_unit=True, minimum=-250, maximum=0,
+                                     what=" dBc/Hz")] | None = None
+    offset: Annotated[float, quantity("frequency", require_unit=True, minimum=0, exclusive=True,
+                                      what=" Hz")] | None = None
+
+    @property
+    def linewidth_hz(self) -> float:
+        """The Wiener phase's 3 dB linewidth: as given, or 2 pi offset^2 10^(level/10)."""
+        if self.linewidth is not None:
+            return self.linewidth
+        if self.level is None or self.offset is None:
+            return 0.0
+        return 2 * math.pi * self.offset**2 * 10 ** (self.level / 10)
 
 
 class ChannelModel(BaseModel):

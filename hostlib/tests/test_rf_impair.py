@@ -109,6 +109,20 @@ def test_the_dsl_reads_sco_delay_and_phase_noise_with_units(write_case):
     assert (c.sco_ppm, c.delay_samples, c.phase_noise_hz) == (2.0, 0.37, 5.0)
 
 
+def test_phase_noise_given_as_a_level_at_an_offset_is_the_walk_whose_density_passes_there(write_case):
+    """A datasheet's -80 dBc/Hz at 10 kHz: the Wiener phase with L(f) = linewidth / (2 pi f^2)
+    through that point, linewidth = 2 pi (10 kHz)^2 10^-8 = 6.28 Hz."""
+    [case] = write_case(BASE + "signal: {kind: tone, frequency: 100 kHz}\n"
+                        "channel: {phase_noise: {level: -80 dBc/Hz, offset: 10 kHz}}\n")
+    lw = case.signal.channel.phase_noise_hz
+    assert lw == pytest.approx(2 * math.pi * 1e8 * 1e-8)
+    assert 10 * math.log10(lw / (2 * math.pi * 10e3 ** 2)) == pytest.approx(-80.0)
+    # 20 dB a decade: the same walk from a point a decade further out.
+    [far] = write_case(BASE + "signal: {kind: tone, frequency: 100 kHz}\n"
+                       "channel: {phase_noise: {level: -100 dBc/Hz, offset: 100 kHz}}\n")
+    assert far.signal.channel.phase_noise_hz == pytest.approx(lw)
+
+
 @pytest.mark.parametrize("tail, line, field, says", [
     ("channel: {sco: 2}\n", 9, "channel.sco", "ppm"),
     ("channel: {sco: 2 Hz}\n", 9, "channel.sco", "ppm"),
@@ -117,7 +131,12 @@ def test_the_dsl_reads_sco_delay_and_phase_noise_with_units(write_case):
     ("channel: {delay: -1 samples}\n", 9, "channel.delay", "at least 0"),
     ("channel:\n  phase_noise: {linewidth: 20 kHz}\n", 10, "channel.phase_noise.linewidth", "0.01 of"),
     ("channel:\n  phase_noise: {linewidth: 3 dB}\n", 10, "channel.phase_noise.linewidth", "Hz"),
-    ("channel:\n  phase_noise: {level: -80}\n", 10, "channel.phase_noise.level", "linewidth"),
+    ("channel:\n  phase_noise: {level: -80}\n", 10, "channel.phase_noise.level", "dBc/Hz"),
+    ("channel:\n  phase_noise: {level: -80 dBc/Hz}\n", 10, "channel.phase_noise", "offset"),
+    ("channel:\n  phase_noise: {offset: 10 kHz}\n", 10, "channel.phase_noise", "level"),
+    ("channel:\n  phase_noise: {linewidth: 5 Hz, level: -80 dBc/Hz}\n", 10, "channel.phase_noise.level", "not both"),
+    ("channel:\n  phase_noise: {level: -20 dBc/Hz, offset: 100 kHz}\n", 10, "channel.phase_noise.level", "0.01 of"),
+    ("channel:\n  phase_noise: {level: -80 dBc/Hz, offset: 0 Hz}\n", 10, "channel.phase_noise.offset", "greater"),
 ])
 def test_a_wrong_timing_or_phase_noise_field_is_a_file_line_error(tmp_path, tail, line, field, says):
     from hostlib.dsl import validate_paths
