@@ -154,6 +154,7 @@ def _run_one(case: Case, rig: Rig, *, run_id: str, progress: Progress | None,
             link = LinkSession(case.link)
             driver.place_on_link(link.ends)   # a driver that cannot: SKIP before anything is built
             link.open()                       # no root or no TUN here: SKIP with the reason
+            link.start_delay_probes()         # netem keeps no delay histogram: measured by probes
             run = _over_link(case, link.ends)
             result.link = {"realisation": link.realisation, "why": link.why, **case.link.to_json()}
         lock = _lock_for(case, device)

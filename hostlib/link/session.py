@@ -22,6 +22,7 @@ from .._exceptions import InfrastructureError, LinkError, LinkUnavailable
 from .emulator import LinkEmulator, LinkStats
 from .netem import TC_TIMEOUT_S, netem_unsupported, qdisc_stats, setup_commands, spec_unfit
 from .netns import add_netns, delete_netns, ip, sweep_stale, tun_name, unavailable
+from .probe import DelayProbe
 from .spec import LinkSpec
 
 __all__ = ["DEVICE_ADDR", "HOST_ADDR", "LinkEnds", "LinkSession", "choose_realisation"]
@@ -76,6 +77,7 @@ class LinkSession:
         self.emulator: LinkEmulator | None = None
         self.effective: dict[str, object] = {}
         self.final: LinkStats | None = None
+        self.probes: dict[str, DelayProbe] = {}   # netem: the one-way delay, per direction
 
     def __enter__(self) -> LinkSession:
         return self.open()
@@ -127,6 +129,17 @@ class LinkSession:
                 raise LinkError(f"netem link: `{' '.join(cmd)}` failed: {done.stderr.strip()}")
         self.effective = {"up": dataclasses.asdict(self.spec.up), "down": dataclasses.asdict(self.spec.down)}
 
+    def start_delay_probes(self) -> None:
+        """On netem, start measuring each direction's one-way delay with probes (probe.py):
+        tc keeps no delay histogram. hilrig-link measures its own: nothing to start."""
+        if self.realisation != "netem" or self.probes:
+            return
+        e = self.ends
+        self.probes = {"up": DelayProbe(e.device_netns, e.device_addr, e.host_netns, e.host_addr),
+                       "down": DelayProbe(e.host_netns, e.host_addr, e.device_netns, e.device_addr)}
+        for probe in self.probes.values():
+            probe.start()
+
     def alive(self) -> bool:
         return self.emulator is None or self.emulator.alive()
 
@@ -143,19 +156,29 @@ class LinkSession:
 
     def stats(self) -> LinkStats:
         """What the link did so far: the emulator's report, or on netem the qdiscs' counters
-        of each end (netem.direction_stats: no delay histogram there)."""
+        of each end (netem.direction_stats) and, once started, the probes' delays."""
         if self.emulator is None:
             if self.realisation != "netem":
                 return {}
             e = self.ends
-            return LinkStats(up=qdisc_stats(e.device_netns, self.devices[0]),
-                             down=qdisc_stats(e.host_netns, self.devices[1]))
+            stats = LinkStats(up=qdisc_stats(e.device_netns, self.devices[0]),
+                              down=qdisc_stats(e.host_netns, self.devices[1]))
+            up_delay = self.probes["up"].histogram() if "up" in self.probes else None
+            down_delay = self.probes["down"].histogram() if "down" in self.probes else None
+            if up_delay is not None:
+                stats["up"]["delay_ns"] = up_delay
+            if down_delay is not None:
+                stats["down"]["delay_ns"] = down_delay
+            return stats
         self.check()
         return self.emulator.stats()
 
     def close(self) -> None:
         """Stops the emulator (keeping its final report), removes both namespaces and
         whatever still runs in them. Never raises: cleanup must go on."""
+        for probe in self.probes.values():
+            with contextlib.suppress(Exception):
+                probe.stop()
         if self.emulator is not None:
             if self.emulator.alive():
                 with contextlib.suppress(Exception):
