@@ -101,6 +101,10 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
     if m.faults.given().keys() - {"seed"}:
         errs.append((("faults",), "an RF case carries a signal, not the counter pattern: faults are for "
                      "counter-pattern cases"))
+    if m.channels != 1:
+        # The capture keeps one channel: a PASS would speak for channels it never analyzed.
+        errs.append((("channels",), f"an RF case analyzes one channel (the host keeps channel 0's samples), "
+                     f"not {m.channels}: give channels: 1, one case per channel to analyze"))
     if rate_sps is None:
         return None, errs
     modulation: RfModulation | None = None

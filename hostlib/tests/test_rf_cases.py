@@ -105,6 +105,8 @@ duration: 300 ms
     ("channel: {snr: 30 dB}\n", 8, "channel", "signal"),
     ("signal: {kind: tone, frequency: 1 kHz}\nchannel:\n  iq_imbalance: {gain: 0.3 dB, phase: 60 deg}\n", 10,
      "channel.iq_imbalance.phase", "45"),
+    # the capture keeps one channel: a 2-channel RF case would PASS on channel 0 alone
+    ("channels: 2\nsignal: {kind: tone, frequency: 1 kHz}\n", 8, "channels", "one channel"),
 ])
 def test_a_wrong_signal_or_channel_field_is_a_file_line_error(tmp_path, tail, line, field, says):
     from hostlib.dsl import validate_paths
