@@ -320,7 +320,9 @@ def test_a_sim_case_runs_across_the_kernel_realisation_with_its_counters(write_c
     assert result.verdict.passed, result.message
     assert result.link is not None and result.link["realisation"] == "netem"
     m = result.metrics
-    assert m["link_packets_in"] > 100 and m["link_dropped_queue"] == 0 and m["link_dropped_loss"] == 0, m
+    # No loss configured: nothing lost. (The queue may drop: a host stall's frames, released
+    # at once by the TX rate clock, can overflow it, as they would a switch's.)
+    assert m["link_packets_in"] > 100 and m["link_dropped_loss"] == 0, m
     # No delay configured and the link a third used: the probes' delay is the veth's and tbf's
     # own, far below a millisecond's queue; measured, not absent.
     assert 0 <= m["link_delay_p50_s"] <= m["link_delay_max_s"] < 0.05, m
