@@ -326,11 +326,11 @@ def test_a_sim_case_runs_across_the_kernel_realisation_with_its_counters(write_c
     # No delay configured and the link a third used: the probes' delay is the veth's and tbf's
     # own, far below a millisecond's queue; measured, not absent.
     assert 0 <= m["link_delay_p50_s"] <= m["link_delay_max_s"] < 0.05, m
-    # At the frames' rate, 1458 IP bytes a 1430-byte frame (the probes' 36-byte packets add
-    # 0.2 %): the link's counters are read just after the stream's own, and the
-    # simulator sends in batches of up to ~45 frames (3 % of a second's), so the two windows
-    # may differ by a batch at each end.
-    assert m["link_rate_Bps"] == pytest.approx(m["frames_per_s"] * 1458, rel=0.1), m
+    # At about the frames' rate in IP bytes (1458 a 1430-byte frame; the probes add 0.2 %).
+    # The link's counters are read just after the stream's own, and a TX rate clock releases
+    # a stall's frames at once, so the two windows can differ by a batch: only the order of
+    # magnitude is asserted here (the counts themselves: the UDP test above).
+    assert 0.5 < m["link_rate_Bps"] / (m["frames_per_s"] * 1458) < 1.5, m
     assert _our_netns() == []
 
 
