@@ -1250,7 +1250,7 @@ TX UDP 10 MS/s
     [Tags]    device:dut    transport:udp    direction:tx    smoke
     Run Hilrig Case
 
-TX UDP paced 20 us
+TX UDP paced 50 us
     [Tags]    device:dut    transport:udp    direction:tx    paced
     Run Hilrig Case
 
