@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include "hilrig/core/clock.hpp"
 #include "hilrig/core/config.hpp"
@@ -88,23 +89,25 @@ class TxPacer {
     Datagrams(const PacingSpec& p, std::uint32_t datagram_bytes) : gap_(p.gap_ns), period_(p.period_for(datagram_bytes)) {}
     bool active() const { return gap_ || period_; }
     // The sender's rate clock held the next datagrams until now_ns (it released fewer than
-    // a batch): the schedule does not run behind the moment there was something to send.
+    // a batch): if the schedule is behind, nothing was waiting for it, so the next datagram
+    // goes at once and the schedule restarts from its send, a period a datagram after it.
     void ready(std::uint64_t now_ns) {
-      if (period_ && started_ && due_ < now_ns) due_ = now_ns, handed_late_ = true;
+      if (period_ && started_ && due_ < now_ns) handed_late_ = true;
     }
     // Waits until the next datagram may go; returns its send start.
     std::uint64_t before_send() {
       std::uint64_t now = now_ns();
       if (started_) {
-        const Wait w = wait_until(gap_ ? last_end_ + gap_ : due_);
+        const bool fresh = std::exchange(handed_late_, false);  // ready(): the schedule restarts here
+        const Wait w = fresh ? Wait::none : wait_until(gap_ ? last_end_ + gap_ : due_);
         if (w != Wait::none) {
           now = now_ns();
           (w == Wait::slept ? slept_ : spun_).fetch_add(1, std::memory_order_relaxed);
-        } else if (!gap_ && !handed_late_) {
+        } else if (!gap_ && !fresh) {
           late_.fetch_add(1, std::memory_order_relaxed);  // its slot had passed: sent at once
         }
-        handed_late_ = false;
         periods_.record(now - last_start_);
+        if (fresh) due_ = now;
       } else {
         due_ = now;
       }
@@ -129,7 +132,7 @@ class TxPacer {
 
    private:
     std::uint64_t gap_, period_;
-    bool started_ = false, handed_late_ = false;  // handed_late_: ready() moved due_ to the hand-over
+    bool started_ = false, handed_late_ = false;  // handed_late_: ready() found the schedule behind
     std::uint64_t due_ = 0, last_start_ = 0, last_end_ = 0;
     std::atomic<std::uint64_t> slept_{0}, spun_{0}, late_{0}, restarts_{0};  // read by stats() on another thread
     LatencyHistogram periods_;
