@@ -27,10 +27,19 @@ def _ids(v: dict) -> str:
     return str(v["name"])
 
 
-def assert_figures_agree(got: dict, want: dict, n: int, fs_hz: float, scale: float = 1.0) -> None:
-    """got within the vectors' tolerances (times scale) of want; None/inf both mean 'no such component'."""
+# The fine frequency search stops within 1e-7 bins of its maximum (reference.rf, golden
+# section): the same code on another CPU or numpy sums in another order, and its
+# comparisons near the flat top can end anywhere in that interval.
+SEARCH_BINS = 1e-7
+
+
+def assert_figures_agree(got: dict, want: dict, n: int, fs_hz: float, scale: float = 1.0,
+                         freq_bins: float | None = None) -> None:
+    """got within the vectors' tolerances (times scale; the frequency within freq_bins when given) of want;
+    None/inf both mean 'no such component'."""
     bin_hz = fs_hz / n
-    assert abs(got["freq_hz"] - want["freq_hz"]) / bin_hz <= TOL["freq_bins"] * scale, (got, want)
+    freq_bound = TOL["freq_bins"] * scale if freq_bins is None else freq_bins
+    assert abs(got["freq_hz"] - want["freq_hz"]) / bin_hz <= freq_bound, (got, want)
     for key in DB_FIELDS:
         g, w = got[key], want[key]
         if w is None or not math.isfinite(w):
@@ -59,7 +68,8 @@ def test_analyzer_reproduces_the_vectors_figures(vec: dict, impl: str) -> None:
     x = gen.read_capture(RF_DIR / vec["file"], vec["datatype"])
     if impl == "reference":
         got = gen.figures(analyze_tone(x, vec["fs_hz"]))
-        assert_figures_agree(got, vec["expected"], vec["n"], vec["fs_hz"], scale=1e-3)   # the same code, other numpy
+        # the same code, other numpy or CPU: the figures to rounding, the frequency to its search's stop
+        assert_figures_agree(got, vec["expected"], vec["n"], vec["fs_hz"], scale=1e-3, freq_bins=2 * SEARCH_BINS)
     else:
         assert_figures_agree(native.analyze_tone(x, vec["fs_hz"]), vec["expected"], vec["n"], vec["fs_hz"])
 
