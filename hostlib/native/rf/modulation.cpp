@@ -16,8 +16,6 @@ namespace {
 using cd = std::complex<double>;
 constexpr double kPi = std::numbers::pi;
 
-constexpr std::size_t kSegmentSymbols = 31;  // the preamble's correlation in 4 segments: a CFO-tolerant peak
-constexpr std::size_t kSegments = 4;
 constexpr double kCarrierSearchCycles = 1e-3;  // the fine search: +-this many cycles per symbol about the coarse CFO
 // The fractional timing: each block of kTimingBlockSymbols its own gain and phase (what the coarse
 // CFO leaves turns a block by little); golden section to kTimingToleranceSamples.

@@ -30,6 +30,18 @@ inline constexpr unsigned kMinSamplesPerSymbol = 2, kMaxSamplesPerSymbol = 64;
 // The largest sample-clock offset the analyzer's timing follows with room: its search holds
 // while the instants move by less than a quarter symbol a frame (244 ppm).
 inline constexpr double kMaxModemScoPpm = 200;
+// The preamble's correlation, for the timing to a whole sample and the coarse carrier: its
+// first kSegments * kSegmentSymbols symbols in kSegments segments, their powers added (a
+// CFO-tolerant peak).
+inline constexpr std::size_t kSegmentSymbols = 31, kSegments = 4;
+// The largest carrier offset the analyzer acquires, with room. The coarse carrier is the
+// phase step from one segment to the next: unambiguous within +-pi, that is +-fs / (2 *
+// kSegmentSymbols * sps) (4032 Hz at 1 MS/s and sps 4, 252 Hz at sps 64); beyond it the
+// estimate wraps and every symbol turns. 0.9 of it: every seed held at 0.95 down to 3 dB
+// SNR, and failed at 1.05 (docs/rf.md, step 3).
+inline double max_modem_cfo_hz(double fs_hz, unsigned samples_per_symbol) {
+  return 0.9 * fs_hz / (2.0 * double(kSegmentSymbols) * double(samples_per_symbol));
+}
 
 struct ModulationSpec {
   Scheme scheme = Scheme::qpsk;

@@ -225,6 +225,38 @@ TEST(RfModem, EvmMatchesTheAwgnTheoryOnEverySeed) {
   }
 }
 
+// The carrier offset the DSL allows (max_modem_cfo_hz) is acquired on every seed, at sps 4 and
+// 64, at 3 and 30 dB, either sign; just past the coarse estimate's wrap (max / 0.9 * 1.05) it is
+// not (one seed each), so the bound is where the analyzer's range ends, not an arbitrary one.
+TEST(RfModem, CarrierIsAcquiredUpToTheStatedOffsetAndNotPastTheWrap) {
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr int kSeeds = 2;
+#else
+  constexpr int kSeeds = 5;
+#endif
+  constexpr double kFs = 1e6;
+  for (unsigned sps : {4u, 64u}) {
+    const ModulationSpec spec{Scheme::qpsk, sps, 0.35, 0.25, 3};
+    const auto x = modem_stream(modem_frame(spec), 777, min_modem_samples(spec) + 8 * sps);
+    const double max_cfo = max_modem_cfo_hz(kFs, sps), wrap = max_cfo / 0.9;
+    EXPECT_NEAR(wrap, kFs / (62.0 * sps), 1e-9);
+    for (double snr : {3.0, 30.0})
+      for (double sign : {1.0, -1.0})
+        for (int seed = 1; seed <= (sps == 4 ? kSeeds : 2); ++seed) {  // sps 64: captures 16x longer
+          Channel c;
+          c.snr_db = snr;
+          c.seed = std::uint64_t(seed);
+          c.cfo_hz = sign * max_cfo;
+          const ModemAnalysis in = analyze_modulation(c.apply(x, kFs), kFs, spec);
+          EXPECT_NEAR(in.cfo_hz, c.cfo_hz, 1.0) << "sps " << sps << " snr " << snr << " seed " << seed;
+          if (seed > 1) continue;  // past the wrap: one seed shows it
+          c.cfo_hz = sign * 1.05 * wrap;
+          const ModemAnalysis past = analyze_modulation(c.apply(x, kFs), kFs, spec);
+          EXPECT_GT(std::abs(past.cfo_hz - c.cfo_hz), wrap) << "sps " << sps << " snr " << snr << " seed " << seed;
+        }
+  }
+}
+
 // The fractional timing (docs/rf.md "The modulation analyzer", step 4): under a fractional
 // delay and a sample-clock offset, apart and together, the EVM is the AWGN theory's within the
 // issue's 0.3 percentage points (as RfModem.EvmMatchesTheAwgnTheoryOnEverySeed) and the delay
