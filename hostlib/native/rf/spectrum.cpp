@@ -9,6 +9,7 @@
 #include <mutex>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace hilrig::rf {
@@ -52,11 +53,13 @@ struct SizeCache {
   static constexpr std::size_t kWindowSizes = 4;
   std::map<std::size_t, std::shared_ptr<const std::vector<double>>> windows;
   std::map<std::size_t, fftw_plan> plans;  // in place, on fftw_malloc'd (SIMD-aligned) arrays
+  std::map<std::size_t, fftwf_plan> float_plans;  // ResidualTransform's, the same way
   std::size_t idle_size = 0;
   std::complex<double>* idle = nullptr;    // the buffer of the last PowerSpectrum gone
   ~SizeCache() {
     fftw_free(idle);
     for (auto& [n, plan] : plans) fftw_destroy_plan(plan);
+    for (auto& [n, plan] : float_plans) fftwf_destroy_plan(plan);
   }
 };
 SizeCache& size_cache() {
@@ -117,6 +120,28 @@ std::vector<double> PowerSpectrum::operator()(std::span<const std::complex<doubl
   std::vector<double> p(n_);
   for (std::size_t i = 0; i < n_; ++i) p[i] = power(i);
   return p;
+}
+
+ResidualTransform::ResidualTransform(std::size_t n) : n_(n) {
+  if (n == 0) throw std::invalid_argument("ResidualTransform: size 0");
+  buf_ = reinterpret_cast<std::complex<float>*>(fftwf_alloc_complex(n));
+  if (!buf_) throw std::runtime_error("ResidualTransform: cannot allocate size " + std::to_string(n));
+  std::lock_guard lock(planner_mutex());  // FFTW's planners share its state: one mutex for both precisions
+  auto& plan = size_cache().float_plans[n];
+  if (!plan)
+    plan = fftwf_plan_dft_1d(int(n), reinterpret_cast<fftwf_complex*>(buf_), reinterpret_cast<fftwf_complex*>(buf_),
+                             FFTW_FORWARD, FFTW_ESTIMATE);
+  plan_ = plan;
+  if (!plan_) {
+    fftwf_free(buf_);
+    throw std::runtime_error("ResidualTransform: FFTW could not plan size " + std::to_string(n));
+  }
+}
+
+ResidualTransform::~ResidualTransform() { fftwf_free(buf_); }
+
+void ResidualTransform::execute() {
+  fftwf_execute_dft(plan_, reinterpret_cast<fftwf_complex*>(buf_), reinterpret_cast<fftwf_complex*>(buf_));
 }
 
 AveragedSpectrum averaged_spectrum(std::span<const std::complex<double>> x, std::size_t size) {

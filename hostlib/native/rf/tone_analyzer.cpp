@@ -18,6 +18,7 @@ namespace {
 using cd = std::complex<double>;
 using v4 = double __attribute__((vector_size(32)));          // two SSE registers on the baseline
 using v4i = long long __attribute__((vector_size(32)));
+using v4f = float __attribute__((vector_size(16)));
 
 // out[k] = sum_r x[r] * (t_re[k][r] + j t_im[k][r]) for r < count, k < K: x interleaved
 // (re, im), each table split. Four samples a vector (lane j holds r = 4i + j), the lanes
@@ -57,14 +58,11 @@ HILRIG_SIMD_CLONES void complex_dots_2(const double* xs, std::size_t count, cons
                                        const double* const* t_im, cd* out) {
   complex_dots<2>(xs, count, t_re, t_im, out);
 }
-HILRIG_SIMD_CLONES void complex_dots_3(const double* xs, std::size_t count, const double* const* t_re,
-                                       const double* const* t_im, cd* out) {
-  complex_dots<3>(xs, count, t_re, t_im, out);
-}
-// out = (x - (at conj(f) + ai f + dc)) w, x and out interleaved (re, im), f = fine_re + j fine_im.
+// out = (x - (at conj(f) + ai f + dc)) w, x and out interleaved (re, im), f = fine_re + j fine_im;
+// computed in double, rounded once to out's float (ResidualTransform's input).
 HILRIG_SIMD_CLONES void residual_windowed(const double* __restrict xs, std::size_t count,
                                           const double* __restrict f_re, const double* __restrict f_im,
-                                          const double* __restrict w, cd at, cd ai, cd dc, double* __restrict out) {
+                                          const double* __restrict w, cd at, cd ai, cd dc, float* __restrict out) {
   const double tr = at.real(), ti = at.imag(), ir = ai.real(), ii = ai.imag(), dr = dc.real(), di = dc.imag();
   auto model = [&](double fr, double fi, double& mr, double& mi) {  // at conj(f) + ai f + dc
     mr = tr * fr + ti * fi + ir * fr - ii * fi + dr;
@@ -83,20 +81,58 @@ HILRIG_SIMD_CLONES void residual_windowed(const double* __restrict xs, std::size
     const v4 mi = ti * fr - tr * fi + ir * fi + ii * fr + di;
     const v4 re = (xr - mr) * wt, im = (xi - mi) * wt;
     const v4 lo = __builtin_shuffle(re, im, v4i{0, 4, 1, 5}), hi = __builtin_shuffle(re, im, v4i{2, 6, 3, 7});
-    __builtin_memcpy(out + 2 * r, &lo, sizeof lo);
-    __builtin_memcpy(out + 2 * r + 4, &hi, sizeof hi);
+    const v4f lo_f = __builtin_convertvector(lo, v4f), hi_f = __builtin_convertvector(hi, v4f);
+    __builtin_memcpy(out + 2 * r, &lo_f, sizeof lo_f);
+    __builtin_memcpy(out + 2 * r + 4, &hi_f, sizeof hi_f);
   }
   for (; r < count; ++r) {
     double mr, mi;
     model(f_re[r], f_im[r], mr, mi);
-    out[2 * r] = (xs[2 * r] - mr) * w[r];
-    out[2 * r + 1] = (xs[2 * r + 1] - mi) * w[r];
+    out[2 * r] = float((xs[2 * r] - mr) * w[r]);
+    out[2 * r + 1] = float((xs[2 * r + 1] - mi) * w[r]);
   }
 }
 
-HILRIG_SIMD_CLONES void complex_dots_4(const double* xs, std::size_t count, const double* const* t_re,
-                                       const double* const* t_im, cd* out) {
-  complex_dots<4>(xs, count, t_re, t_im, out);
+// averaged[b] += |bins[b]|^2 for b < count, bins interleaved (re, im) in float, summed in double.
+HILRIG_SIMD_CLONES void add_powers(const float* __restrict bins, std::size_t count, double* __restrict averaged) {
+  for (std::size_t b = 0; b < count; ++b) {
+    const double re = bins[2 * b], im = bins[2 * b + 1];
+    averaged[b] += re * re + im * im;
+  }
+}
+
+// minus[k] = sum_r x[r] t_k[r] and plus[k] = sum_r x[r] conj(t_k[r]) for k < 4, t_k = t_re[k] +
+// j t_im[k]: the moments about +omega0 and about -omega0 (FineSearch) from one read of x.
+// Lanes as complex_dots's.
+HILRIG_SIMD_CLONES void moment_dots(const double* __restrict xs, std::size_t count, const double* const* t_re,
+                                    const double* const* t_im, cd* minus, cd* plus) {
+  constexpr int K = 4;
+  v4 m_re[K] = {}, m_im[K] = {}, p_re[K] = {}, p_im[K] = {};
+  std::size_t r = 0;
+  for (; r + 4 <= count; r += 4) {
+    v4 a, b;
+    __builtin_memcpy(&a, xs + 2 * r, sizeof a);
+    __builtin_memcpy(&b, xs + 2 * r + 4, sizeof b);
+    const v4 xr = __builtin_shuffle(a, b, v4i{0, 2, 4, 6}), xi = __builtin_shuffle(a, b, v4i{1, 3, 5, 7});
+    for (int k = 0; k < K; ++k) {
+      v4 tr, ti;
+      __builtin_memcpy(&tr, t_re[k] + r, sizeof tr);
+      __builtin_memcpy(&ti, t_im[k] + r, sizeof ti);
+      const v4 rr = xr * tr, ii = xi * ti, ri = xr * ti, ir = xi * tr;
+      m_re[k] += rr - ii, m_im[k] += ri + ir;
+      p_re[k] += rr + ii, p_im[k] += ir - ri;
+    }
+  }
+  for (int k = 0; k < K; ++k) {
+    auto total = [](const v4& v) { return (v[0] + v[1]) + (v[2] + v[3]); };
+    double mr = total(m_re[k]), mi = total(m_im[k]), pr = total(p_re[k]), pi = total(p_im[k]);
+    for (std::size_t q = r; q < count; ++q) {
+      const double xr = xs[2 * q], xi = xs[2 * q + 1], tr = t_re[k][q], ti = t_im[k][q];
+      mr += xr * tr - xi * ti, mi += xr * ti + xi * tr;
+      pr += xr * tr + xi * ti, pi += xi * tr - xr * ti;
+    }
+    minus[k] = {mr, mi}, plus[k] = {pr, pi};
+  }
 }
 
 
@@ -141,6 +177,8 @@ struct BlockPhasors {
 // D samples as moments S_p[m] = sum_r y[mD + r] (r - c)^p, p < 4 (c the block's centre);
 // then sum_r y exp(-j delta (r - c)) = sum_p (-j delta)^p / p! S_p[m] to within
 // (delta D / 2)^4 / 24 <= 1e-17 relative, and each evaluation costs n/D terms, not n.
+// The same pass keeps the image's moments V_p[m] = sum_r x[mD + r] exp(j omega0 (mD + r))
+// (r - c)^p, so the sine fit at omega0 + delta needs no pass of its own (fit_sine).
 class FineSearch {
  public:
   static constexpr int kMoments = 4;
@@ -171,26 +209,61 @@ class FineSearch {
     const double* t_re[kMoments] = {g_re[0].data(), g_re[1].data(), g_re[2].data(), g_re[3].data()};
     const double* t_im[kMoments] = {g_im[0].data(), g_im[1].data(), g_im[2].data(), g_im[3].data()};
     for (auto& s : s_) s.resize(blocks);
+    for (auto& v : v_) v.resize(blocks);
     for (std::size_t m = 0; m < blocks; ++m) {
       const std::size_t t0 = m * block_, count = std::min(block_, n - t0);
       const cd a = std::polar(1.0, -omega0 * double(t0));
-      cd dots[kMoments];
-      complex_dots_4(reinterpret_cast<const double*>(x.data() + t0), count, t_re, t_im, dots);
-      for (int p = 0; p < kMoments; ++p) s_[p][m] = a * (dots[p] - mean * (m + 1 == blocks ? g_tail[p] : g_sum[p]));
+      cd minus[kMoments], plus[kMoments];
+      moment_dots(reinterpret_cast<const double*>(x.data() + t0), count, t_re, t_im, minus, plus);
+      for (int p = 0; p < kMoments; ++p) {
+        s_[p][m] = a * (minus[p] - mean * (m + 1 == blocks ? g_tail[p] : g_sum[p]));
+        v_[p][m] = std::conj(a) * plus[p];
+      }
     }
     q_.resize(blocks);
+    n_ = n, mean_ = mean, omega0_ = omega0;
   }
   // |sum_t xc[t] exp(-j(omega0 + delta) t)|
-  double operator()(double delta) {
-    const cd c1{0, -delta}, c2 = c1 * c1 / 2.0, c3 = c2 * c1 / 3.0;
-    for (std::size_t m = 0; m < q_.size(); ++m) q_[m] = s_[0][m] + c1 * s_[1][m] + c2 * s_[2][m] + c3 * s_[3][m];
-    return std::abs(Phasors(q_.size(), delta * double(block_)).dtft(q_));
+  double operator()(double delta) { return std::abs(centred(s_, delta)); }
+  // sum_t x[t] exp(-j(omega0 + delta) t) and sum_t x[t] exp(+j(omega0 + delta) t), exactly (to
+  // the moments' 1e-17), from the block sums: the sine fit's right-hand side.
+  cd tone_sum(double delta) {
+    return std::polar(1.0, -delta * centre_) * centred(s_, delta) + mean_ * phasor_sum(-(omega0_ + delta), n_);
+  }
+  cd image_sum(double delta) { return std::polar(1.0, delta * centre_) * centred(v_, -delta); }
+  double omega0() const { return omega0_; }
+  std::size_t size() const { return n_; }
+  cd mean() const { return mean_; }
+  // sum_t exp(j omega t), t < count: by blocks of 1024, each anchor an exact polar.
+  static cd phasor_sum(double omega, std::size_t count) {
+    constexpr std::size_t kBlock = 1024;
+    const BlockPhasors fine(kBlock, -omega);  // its table is exp(j omega r)
+    cd whole = 0, total = 0;
+    for (std::size_t r = 0; r < kBlock; ++r) whole += cd{fine.fine_re[r], fine.fine_im[r]};
+    for (std::size_t t0 = 0; t0 < count; t0 += kBlock) {
+      cd part = whole;
+      if (count - t0 < kBlock) {
+        part = 0;
+        for (std::size_t r = 0; r < count - t0; ++r) part += cd{fine.fine_re[r], fine.fine_im[r]};
+      }
+      total += std::polar(1.0, omega * double(t0)) * part;
+    }
+    return total;
   }
 
  private:
-  std::size_t block_ = 1;
-  double centre_ = 0;
-  std::vector<cd> s_[kMoments], q_;
+  // sum_m exp(-j delta D m) sum_p (-j delta)^p / p! M_p[m] for moments M: sum_t of the moments'
+  // sequence times exp(-j delta (t - c)).
+  cd centred(const std::vector<cd> (&moments)[kMoments], double delta) {
+    const cd c1{0, -delta}, c2 = c1 * c1 / 2.0, c3 = c2 * c1 / 3.0;
+    for (std::size_t m = 0; m < q_.size(); ++m)
+      q_[m] = moments[0][m] + c1 * moments[1][m] + c2 * moments[2][m] + c3 * moments[3][m];
+    return Phasors(q_.size(), delta * double(block_)).dtft(q_);
+  }
+  std::size_t block_ = 1, n_ = 0;
+  double centre_ = 0, omega0_ = 0;
+  cd mean_{};
+  std::vector<cd> s_[kMoments], v_[kMoments], q_;
 };
 
 // FFT(w * m)[b] for the fitted model m(t) = a_tone e^(j w t) + a_image e^(-j w t) + a_dc
@@ -287,50 +360,19 @@ void subtract_model(cd* buf, std::size_t n, double omega, cd a_tone, cd a_image,
   for (int k = -3; k <= 3; ++k) buf[std::size_t(mod_n(k))] -= a_dc * nd * c[k + 3];
 }
 
-// The least-squares tone, image and DC at omega (normal equations: the columns are nearly
-// orthogonal for a tone outside DC's lobe). e = exp(-j w t) by block: anchor * fine, so
-// sums over a block are of the fine table's terms.
+// The least-squares tone, image and DC at omega = omega0 + delta (normal equations: the
+// columns are nearly orthogonal for a tone outside DC's lobe). The right-hand side is the
+// fine search's block sums (FineSearch::tone_sum, image_sum; sum x = n mean): no pass over
+// the capture of its own. The Gram matrix's sums of exp(-j w t) and exp(-2j w t) by blocks.
 struct SineFit {
   cd tone, image, dc;
 };
 
-SineFit fit_sine(std::span<const cd> x, double omega) {
-  const std::size_t n = x.size();
-  const std::size_t block = 1024;
-  const BlockPhasors fine(block, omega);
-  // Per block: sum x f, sum x conj(f), sum x (f = exp(-j w r) the fine table's); sum f and
-  // sum f^2, the same for every whole block, once (and once for the last block's length).
-  const std::vector<double> conj_im = [&] {
-    std::vector<double> v(block);
-    for (std::size_t r = 0; r < block; ++r) v[r] = -fine.fine_im[r];
-    return v;
-  }();
-  const std::vector<double> ones(block, 1.0), zeros(block, 0.0);
-  const double* t_re[3] = {fine.fine_re.data(), fine.fine_re.data(), ones.data()};
-  const double* t_im[3] = {fine.fine_im.data(), conj_im.data(), zeros.data()};
-  auto f_sums = [&](std::size_t count) {
-    double f1r = 0, f1i = 0, f2r = 0, f2i = 0;
-    for (std::size_t r = 0; r < count; ++r) {
-      const double fr = fine.fine_re[r], fi = fine.fine_im[r];
-      f1r += fr, f1i += fi;
-      f2r += fr * fr - fi * fi, f2i += 2 * fr * fi;
-    }
-    return std::pair{cd{f1r, f1i}, cd{f2r, f2i}};
-  };
-  const auto [f1_whole, f2_whole] = f_sums(block);
-  cd s1 = 0, s2 = 0, r0 = 0, r1 = 0, r2 = 0;
-  for (std::size_t t0 = 0; t0 < n; t0 += block) {
-    const std::size_t count = std::min(block, n - t0);
-    const cd a = std::polar(1.0, -omega * double(t0));
-    cd dots[3];  // x f, x conj(f), x
-    complex_dots_3(reinterpret_cast<const double*>(x.data() + t0), count, t_re, t_im, dots);
-    const auto [f1, f2] = count == block ? std::pair{f1_whole, f2_whole} : f_sums(count);
-    s1 += a * f1;
-    s2 += a * a * f2;
-    r0 += a * dots[0];
-    r1 += std::conj(a) * dots[1];
-    r2 += dots[2];
-  }
+SineFit fit_sine(FineSearch& moments, double delta) {
+  const std::size_t n = moments.size();
+  const double omega = moments.omega0() + delta;
+  const cd s1 = FineSearch::phasor_sum(-omega, n), s2 = FineSearch::phasor_sum(-2 * omega, n);
+  const cd r0 = moments.tone_sum(delta), r1 = moments.image_sum(delta), r2 = double(n) * moments.mean();
   const cd nn = double(n);
   // G[i][j] = sum conj(b_i) b_j for b = (exp(jwt), exp(-jwt), 1)
   const std::array<std::array<cd, 3>, 3> gram{{{nn, s2, s1}, {std::conj(s2), nn, std::conj(s1)},
@@ -450,10 +492,11 @@ ToneAnalysis analyze_whole(std::span<const cd> x, double fs_hz, std::span<const 
   // evaluated from the capture's block moments about omega0 (FineSearch).
   const cd mean = cd{mean_re, mean_im} / double(n);
   FineSearch periodogram(x, mean, omega0, 0.75 * step);
-  const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
+  const double delta = golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
+  const double omega = omega0 + delta;
 
   // 3. the sine fit.
-  const SineFit fit = fit_sine(x, omega);
+  const SineFit fit = fit_sine(periodogram, delta);
 
   // 4. the residual's spectrum. The transform is linear: the residual's is the capture's
   // (still in the buffer) less the fitted model's, which has a closed form
@@ -542,13 +585,17 @@ ToneAnalysis analyze_segmented(std::span<const cd> x, double fs_hz, std::span<co
 
   // 2. fine, 3. the sine fit: the whole capture's, as for a short one.
   FineSearch periodogram(x, mean, omega0, 0.75 * step);
-  const double omega = omega0 + golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
-  const SineFit fit = fit_sine(x, omega);
+  const double delta = golden_max(periodogram, -0.75 * step, 0.75 * step, 1e-7 * step);
+  const double omega = omega0 + delta;
+  const SineFit fit = fit_sine(periodogram, delta);
 
-  // 4. the residual, segment by segment: x less the fitted model, windowed and transformed.
+  // 4. the residual, segment by segment: x less the fitted model, windowed and transformed
+  // in single precision (the tone is gone: ResidualTransform), the powers summed in double.
   std::fill(averaged.begin(), averaged.end(), 0.0);
   constexpr std::size_t kModelBlock = 1024;
   const BlockPhasors model(kModelBlock, omega);
+  ResidualTransform residual(size);
+  float* residual_in = reinterpret_cast<float*>(residual.input());
   for (std::size_t s : starts) {
     for (std::size_t i0 = 0; i0 < size; i0 += kModelBlock) {
       const std::size_t count = std::min(kModelBlock, size - i0);
@@ -556,9 +603,10 @@ ToneAnalysis analyze_segmented(std::span<const cd> x, double fs_hz, std::span<co
       const cd at = fit.tone * std::polar(1.0, omega * double(s + i0));
       const cd ai = fit.image * std::polar(1.0, -omega * double(s + i0));
       residual_windowed(reinterpret_cast<const double*>(x.data() + s + i0), count, model.fine_re.data(),
-                        model.fine_im.data(), w + i0, at, ai, fit.dc, reinterpret_cast<double*>(buf + i0));
+                        model.fine_im.data(), w + i0, at, ai, fit.dc, residual_in + 2 * i0);
     }
-    accumulate();
+    residual.execute();
+    add_powers(residual_in, size, averaged.data());
   }
   average(starts.size());
   return figures(size, [&](std::size_t b) { return averaged[b]; }, peak, omega, fit, fs_hz, aside_hz, n);
