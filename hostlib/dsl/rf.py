@@ -122,7 +122,7 @@ def rf_signal(m: CaseModel, rate_sps: float | None) -> tuple[Signal | None, list
         if abs(c.cfo) > max_cfo:
             errs.append((("channel", "cfo"), f"{c.cfo:g} Hz of carrier offset is beyond what the modulation analyzer "
                          f"acquires at {modulation.samples_per_symbol} samples per symbol (at most {max_cfo:.0f} Hz "
-                         f"either way: 0.9 of symbol_rate / 62, where its coarse estimate wraps)"))
+                         f"either way, about symbol_rate / 8.6: its carrier search's reach)"))
     max_sco = native().RF_MAX_MODEM_SCO_PPM
     if modulation is not None and c is not None and abs(c.sco) > max_sco:
         errs.append((("channel", "sco"), f"{c.sco:g} ppm is beyond what the modulation analyzer's timing follows "

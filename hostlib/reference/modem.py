@@ -48,6 +48,10 @@ PAYLOAD_SYMBOLS = FRAME_SYMBOLS - PREAMBLE_SYMBOLS
 RRC_SPAN_SYMBOLS = 16
 SEGMENT_SYMBOLS = 31            # the preamble correlated in 4 segments of 31 symbols
 SEGMENTS = 4
+# The carrier candidates of the preamble search: offsets c / (2 * SEGMENT_SYMBOLS) cycles a
+# symbol, |c| <= CARRIER_CANDIDATES, one wrap of the coarse estimate apart; the nearest one
+# leaves less than a wrap, which the coarse estimate then measures.
+CARRIER_CANDIDATES = 7
 CARRIER_SEARCH_CYCLES = 1e-3    # the fine search: +-this many cycles per symbol about the coarse CFO
 TIMING_BLOCK_SYMBOLS = 64       # the fractional timing: each block its own gain and phase
 TIMING_TOLERANCE_SAMPLES = 1e-5
@@ -205,15 +209,24 @@ def analyze_modulation(x: np.ndarray, fs_hz: float, scheme: str, sps: int, rollo
     half, period = len(h) // 2, FRAME_SYMBOLS * sps
     y = np.convolve(x, h, mode="same")   # h is symmetric: y[t] = sum_j h[j] x[t + j - half]
 
-    # 1. timing to a whole sample: the preamble's correlation, as the power of 4 segments summed
+    # 1. timing to a whole sample and the carrier candidate: the preamble's correlation, as the
+    # power of 4 segments summed, its symbols turned back by each candidate's offset (c k / 62
+    # cycles at symbol k: exact phases); the first maximum over candidates, then starts
     k = np.arange(SEGMENTS * SEGMENT_SYMBOLS)
     taus = np.arange(half, half + period)
     products = y[taus[:, None] + k[None, :] * sps] * np.conj(frame.symbols[k])[None, :]
-    segs = products.reshape(len(taus), SEGMENTS, SEGMENT_SYMBOLS).sum(axis=2)
-    tau0 = int(taus[np.argmax(np.sum(np.abs(segs) ** 2, axis=1))])
-    # 2. coarse carrier: the phase advance from segment to segment
-    c = segs[tau0 - half]
-    coarse = float(np.angle(np.sum(c[1:] * np.conj(c[:-1])))) / (2 * math.pi * SEGMENT_SYMBOLS * sps)
+    wrap_steps = 2 * SEGMENT_SYMBOLS
+    best_power, tau0, candidate, c = -1.0, half, 0, np.zeros(SEGMENTS, dtype=np.complex128)
+    for cand in range(-CARRIER_CANDIDATES, CARRIER_CANDIDATES + 1):
+        turn = np.exp(-2j * math.pi * ((cand * k) % wrap_steps) / wrap_steps)
+        segs = (products * turn[None, :]).reshape(len(taus), SEGMENTS, SEGMENT_SYMBOLS).sum(axis=2)
+        power = np.sum(np.abs(segs) ** 2, axis=1)
+        at = int(np.argmax(power))
+        if power[at] > best_power:
+            best_power, tau0, candidate, c = float(power[at]), int(taus[at]), cand, segs[at]
+    # 2. coarse carrier: the candidate's offset and the phase advance from segment to segment left
+    coarse = (candidate / (wrap_steps * sps)
+              + float(np.angle(np.sum(c[1:] * np.conj(c[:-1])))) / (2 * math.pi * SEGMENT_SYMBOLS * sps))
 
     # 3. turned back by the coarse CFO, matched-filtered where the filter fits (zero elsewhere);
     # the nominal instants first + k sps on tau0's grid within it

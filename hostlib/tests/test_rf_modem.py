@@ -198,9 +198,9 @@ signal: {signal}
     ("{kind: qpsk, symbol_rate: 250 kHz, capture: 8000}", "signal.capture", "at least 8256"),
     ("{kind: qpsk, symbol_rate: 250 kHz, frequency: 1 kHz}", "signal.frequency", "belongs to kind tone"),
     ("{kind: tone, frequency: 1 kHz, rolloff: 0.3}", "signal.rolloff", "belongs to a modulation"),
-    # 1 MS/s at sps 4: the coarse carrier wraps at 4032 Hz; at sps 64 at 252 Hz
-    ("{kind: qpsk, symbol_rate: 250 kHz}\nchannel: {cfo: -3.7 kHz}", "channel.cfo", "at most 3629 Hz"),
-    ("{kind: qpsk, symbol_rate: 15625 Hz}\nchannel: {cfo: 230 Hz}", "channel.cfo", "at most 227 Hz"),
+    # 1 MS/s: the carrier search reaches 8 wraps of 4032 Hz at sps 4 (252 Hz at sps 64), 0.9 of it allowed
+    ("{kind: qpsk, symbol_rate: 250 kHz}\nchannel: {cfo: -30 kHz}", "channel.cfo", "at most 29032 Hz"),
+    ("{kind: qpsk, symbol_rate: 15625 Hz}\nchannel: {cfo: 1.9 kHz}", "channel.cfo", "at most 1815 Hz"),
 ])
 def test_dsl_refuses_a_bad_modulation_at_its_field(signal, where, says, write_case):
     with pytest.raises(ConfigError) as e:

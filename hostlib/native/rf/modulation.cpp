@@ -8,6 +8,7 @@
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/phasors.hpp"
+#include "hilrig/rf/simd_clones.hpp"
 #include "hilrig/rf/timing.hpp"
 
 namespace hilrig::rf {
@@ -21,6 +22,18 @@ constexpr double kCarrierSearchCycles = 1e-3;  // the fine search: +-this many c
 // CFO leaves turns a block by little); golden section to kTimingToleranceSamples.
 constexpr std::size_t kTimingBlockSymbols = 64;
 constexpr double kTimingToleranceSamples = 1e-5;
+
+// out[j] += y[j] * w for j < count (complex): one symbol's term of a correlation at every start.
+HILRIG_SIMD_CLONES void accumulate_scaled(const cd* __restrict y, std::size_t count, cd w, cd* __restrict out) {
+  const double wr = w.real(), wi = w.imag();
+  const double* ys = reinterpret_cast<const double*>(y);
+  double* o = reinterpret_cast<double*>(out);
+  for (std::size_t j = 0; j < count; ++j) {
+    const double yr = ys[2 * j], yi = ys[2 * j + 1];
+    o[2 * j] += yr * wr - yi * wi;
+    o[2 * j + 1] += yr * wi + yi * wr;
+  }
+}
 
 // The channel's interpolator (rf/timing.hpp) reading y at base + mu, h its taps for mu: sum_k h_k y[base - 15 + k].
 cd interpolate(const std::array<double, TimingStage::kTaps>& h, const std::vector<cd>& y, double base) {
@@ -154,30 +167,48 @@ ModemAnalysis analyze_modulation(std::span<const cd> x, double fs_hz, const Modu
     return sum;
   };
 
-  // 1. Timing to a whole sample: the preamble's correlation with the matched filter's output,
-  // as the power of 4 segments summed (a CFO turns the whole preamble's sum but hardly a
-  // segment's), at every start within one period.
+  // 1. Timing to a whole sample and the carrier candidate: the preamble's correlation with
+  // the matched filter's output, as the power of 4 segments summed (a CFO turns the whole
+  // preamble's sum but hardly a segment's), its symbols turned back by each candidate's
+  // offset (c k / 62 cycles at symbol k: exact phases), at every start within one period; the
+  // first maximum over candidates (-K first), then starts.
   std::vector<cd> y(n);
   for (std::size_t t = half; t + half < n; ++t) y[t] = filtered(x, t);
-  auto segments = [&](std::size_t tau) {
-    std::array<cd, kSegments> c{};
-    for (std::size_t i = 0; i < kSegments; ++i)
-      for (std::size_t k = i * kSegmentSymbols; k < (i + 1) * kSegmentSymbols; ++k)
-        c[i] += y[tau + k * sps] * std::conj(frame.symbols[k]);
-    return c;
-  };
+  constexpr std::size_t kPreambleUsed = kSegments * kSegmentSymbols;
+  constexpr int kWrapSteps = 2 * int(kSegmentSymbols);
+  std::vector<cd> turned(kPreambleUsed);  // conj(preamble symbol k) turned back by the candidate
+  // Each segment's correlation at every start, summed over its symbols in order (k outer, the
+  // starts inner: contiguous reads of y, the same sums as start by start).
+  std::array<std::vector<cd>, kSegments> seg;
+  for (auto& v : seg) v.resize(period);
   std::size_t tau0 = half;
+  int candidate = 0;
+  std::array<cd, kSegments> c{};
   double best = -1;
-  for (std::size_t tau = half; tau < half + period; ++tau) {
-    double power = 0;
-    for (const cd& c : segments(tau)) power += std::norm(c);
-    if (power > best) best = power, tau0 = tau;
+  for (int cand = -kCarrierCandidates; cand <= kCarrierCandidates; ++cand) {
+    for (std::size_t k = 0; k < kPreambleUsed; ++k) {
+      const int step = ((cand * int(k)) % kWrapSteps + kWrapSteps) % kWrapSteps;
+      turned[k] = std::conj(frame.symbols[k]) * std::polar(1.0, -2 * kPi * double(step) / kWrapSteps);
+    }
+    for (std::size_t i = 0; i < kSegments; ++i) {
+      std::fill(seg[i].begin(), seg[i].end(), cd{});
+      for (std::size_t k = i * kSegmentSymbols; k < (i + 1) * kSegmentSymbols; ++k)
+        accumulate_scaled(y.data() + half + k * sps, period, turned[k], seg[i].data());
+    }
+    for (std::size_t j = 0; j < period; ++j) {
+      double power = 0;
+      for (std::size_t i = 0; i < kSegments; ++i) power += std::norm(seg[i][j]);
+      if (power > best) {
+        best = power, tau0 = half + j, candidate = cand;
+        for (std::size_t i = 0; i < kSegments; ++i) c[i] = seg[i][j];
+      }
+    }
   }
-  // 2. Coarse carrier: the phase advance from one segment to the next.
-  const auto c = segments(tau0);
+  // 2. Coarse carrier: the candidate's offset and the phase advance left from one segment to the next.
   cd advance = 0;
   for (std::size_t i = 0; i + 1 < kSegments; ++i) advance += c[i + 1] * std::conj(c[i]);
-  const double coarse = std::arg(advance) / (2 * kPi * double(kSegmentSymbols * sps));  // cycles per sample
+  const double coarse = double(candidate) / double(kWrapSteps * int(sps)) +
+                        std::arg(advance) / (2 * kPi * double(kSegmentSymbols * sps));  // cycles per sample
 
   // 3. The capture turned back by the coarse CFO and matched-filtered wherever the filter fits
   // (zero elsewhere): yd; the nominal symbol instants first + k*sps on tau0's grid within it.

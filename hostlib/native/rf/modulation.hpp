@@ -34,13 +34,17 @@ inline constexpr double kMaxModemScoPpm = 200;
 // first kSegments * kSegmentSymbols symbols in kSegments segments, their powers added (a
 // CFO-tolerant peak).
 inline constexpr std::size_t kSegmentSymbols = 31, kSegments = 4;
-// The largest carrier offset the analyzer acquires, with room. The coarse carrier is the
-// phase step from one segment to the next: unambiguous within +-pi, that is +-fs / (2 *
-// kSegmentSymbols * sps) (4032 Hz at 1 MS/s and sps 4, 252 Hz at sps 64); beyond it the
-// estimate wraps and every symbol turns. 0.9 of it: every seed held at 0.95 down to 3 dB
-// SNR, and failed at 1.05 (docs/rf.md, step 3).
+// The coarse carrier, the phase step from one segment to the next, is unambiguous within
+// +-pi: +-fs / (2 * kSegmentSymbols * sps), one wrap (4032 Hz at 1 MS/s and sps 4). The
+// search tries 2 * kCarrierCandidates + 1 offsets a wrap apart, c / (2 * kSegmentSymbols)
+// cycles a symbol, and keeps the one whose segments hold the most power: the nearest
+// leaves less than a wrap, which the coarse estimate measures.
+inline constexpr int kCarrierCandidates = 7;
+// The largest carrier offset the analyzer acquires, with room: (kCarrierCandidates + 1)
+// wraps, where the nearest candidate leaves a whole wrap, times 0.9 (about symbol rate / 8.6:
+// 29.0 kHz at 1 MS/s and sps 4, 1.8 kHz at sps 64; docs/rf.md, step 3).
 inline double max_modem_cfo_hz(double fs_hz, unsigned samples_per_symbol) {
-  return 0.9 * fs_hz / (2.0 * double(kSegmentSymbols) * double(samples_per_symbol));
+  return 0.9 * (kCarrierCandidates + 1) * fs_hz / (2.0 * double(kSegmentSymbols) * double(samples_per_symbol));
 }
 
 struct ModulationSpec {
