@@ -158,6 +158,8 @@ _METRICS = [
            "symbol grid (a modulation; wrapped to +-half the frame's period)"),
     Metric("sco_ppm", "ppm", "rf: the sample-clock offset found from the symbol timing's drift (a modulation; > 0: "
            "the receiver's clock fast)"),
+    Metric("freq_search_hz", "frequency", "rf: the modulation analyzer's carrier search reach: a carrier offset "
+           "beyond +- it is misread (about symbol_rate / 7.75; a modulation)"),
     Metric("rf_capture_samples", "count", "rf: samples the analyzer took (consecutive, channel 0)"),
     Metric("rf_capture_restarts", "count", "rf: times the capture started again after a gap in the stream"),
     # The simulator's channel: what it injected, in the analyzer's terms (the channel's

@@ -200,6 +200,7 @@ def _modem_outcome(case: Case, capture: RfCapture, mod: RfModulation) -> RfOutco
         "freq_error_hz": a["cfo_hz"],
         "timing_offset_samples": a["timing_offset_samples"],
         "sco_ppm": a["sco_ppm"],
+        "freq_search_hz": native().rf_modem_cfo_reach_hz(case.rate_sps, mod.samples_per_symbol),
         "rf_capture_samples": float(len(capture.samples)),
         "rf_capture_restarts": float(capture.restarts),
         **injected_modem_truth(signal, case.rate_sps, len(capture.samples)),

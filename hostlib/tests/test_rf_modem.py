@@ -241,6 +241,7 @@ def test_modulated_case_end_to_end_through_the_simulator(write_case, sim_rig):
     assert result.verdict == Verdict.PASS, (result.message, m)
     assert abs(m["evm_rms_pct"] - m["injected_evm_rms_pct"]) <= 0.3, m
     assert abs(m["freq_error_hz"] - 2200.0) <= 5.0 and m["injected_freq_error_hz"] == 2200.0
+    assert m["freq_search_hz"] == pytest.approx(8 * 1e6 / (62 * 4))   # the carrier search's reach at sps 4
     assert m["bit_errors"] == 0 and m["ber"] == 0 and m["symbols"] >= 14000 and m["rf_capture_restarts"] == 0
     record = json.loads(json.dumps(result.to_dict()))
     points, ideal = record["rf_constellation"], record["rf_constellation_ideal"]

@@ -88,6 +88,8 @@ void hilrig_bind_rf(py::module_& m) {
   m.attr("RF_MEDIUM_BLOCK") = py::int_(hilrig::rf::kMediumBlock);
   m.def("rf_max_modem_cfo_hz", &hilrig::rf::max_modem_cfo_hz, py::arg("fs_hz"), py::arg("samples_per_symbol"),
         "The largest carrier offset the modulation analyzer acquires, with room (rf::max_modem_cfo_hz).");
+  m.def("rf_modem_cfo_reach_hz", &hilrig::rf::modem_cfo_reach_hz, py::arg("fs_hz"), py::arg("samples_per_symbol"),
+        "The modulation analyzer's carrier search reach: an offset beyond it is misread (rf::modem_cfo_reach_hz).");
   m.def(
       "rf_min_modem_samples",
       [](unsigned samples_per_symbol) {

@@ -40,11 +40,14 @@ inline constexpr std::size_t kSegmentSymbols = 31, kSegments = 4;
 // cycles a symbol, and keeps the one whose segments hold the most power: the nearest
 // leaves less than a wrap, which the coarse estimate measures.
 inline constexpr int kCarrierCandidates = 7;
-// The largest carrier offset the analyzer acquires, with room: (kCarrierCandidates + 1)
-// wraps, where the nearest candidate leaves a whole wrap, times 0.9 (about symbol rate / 8.6:
-// 29.0 kHz at 1 MS/s and sps 4, 1.8 kHz at sps 64; docs/rf.md, step 3).
+// The search's reach: (kCarrierCandidates + 1) wraps, where the nearest candidate leaves a
+// whole wrap (about symbol rate / 7.75: 32.3 kHz at 1 MS/s and sps 4, 2.0 kHz at sps 64).
+inline double modem_cfo_reach_hz(double fs_hz, unsigned samples_per_symbol) {
+  return (kCarrierCandidates + 1) * fs_hz / (2.0 * double(kSegmentSymbols) * double(samples_per_symbol));
+}
+// The largest carrier offset the DSL lets a case inject: 0.9 of the reach (docs/rf.md, step 3).
 inline double max_modem_cfo_hz(double fs_hz, unsigned samples_per_symbol) {
-  return 0.9 * (kCarrierCandidates + 1) * fs_hz / (2.0 * double(kSegmentSymbols) * double(samples_per_symbol));
+  return 0.9 * modem_cfo_reach_hz(fs_hz, samples_per_symbol);
 }
 
 struct ModulationSpec {
