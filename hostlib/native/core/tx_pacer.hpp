@@ -96,12 +96,12 @@ class TxPacer {
     }
     // Waits until the next datagram may go; returns its send start.
     std::uint64_t before_send() {
-      std::uint64_t now = now_ns();
+      std::uint64_t now = 0;
       if (started_) {
         const bool fresh = std::exchange(handed_late_, false);  // ready(): the schedule restarts here
         const Wait w = fresh ? Wait::none : wait_until(gap_ ? last_end_ + gap_ : due_);
+        now = now_ns();  // after the wait, whatever it found: the send starts no earlier
         if (w != Wait::none) {
-          now = now_ns();
           (w == Wait::slept ? slept_ : spun_).fetch_add(1, std::memory_order_relaxed);
         } else if (!gap_ && !fresh) {
           late_.fetch_add(1, std::memory_order_relaxed);  // its slot had passed: sent at once
@@ -109,6 +109,7 @@ class TxPacer {
         periods_.record(now - last_start_);
         if (fresh) due_ = now;
       } else {
+        now = now_ns();
         due_ = now;
       }
       started_ = true;
