@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 #include <tuple>
+#include <type_traits>
 
 #include "hilrig/rf/decibel.hpp"
 #include "hilrig/rf/gaussian.hpp"
@@ -41,22 +42,33 @@ ChannelPath::ChannelPath(const Channel& c, double fs_hz)
       cfo_re_[j] = e.real();
       cfo_im_[j] = e.imag();
     }
+    cfo_re_f_.assign(cfo_re_.begin(), cfo_re_.end());
+    cfo_im_f_.assign(cfo_im_.begin(), cfo_im_.end());
   }
 }
 
-HILRIG_SIMD_CLONES
-void ChannelPath::distort_block(double* __restrict re, double* __restrict im, std::size_t count, std::uint64_t n0) const {
+template <class T>
+const T* ChannelPath::cfo_table(bool imag) const {
+  if constexpr (std::is_same_v<T, float>)
+    return (imag ? cfo_im_f_ : cfo_re_f_).data();
+  else
+    return (imag ? cfo_im_ : cfo_re_).data();
+}
+
+template <class T>
+HILRIG_SIMD_CLONES void ChannelPath::distort_block(T* __restrict re, T* __restrict im, std::size_t count,
+                                                   std::uint64_t n0) const {
   const std::size_t j0 = std::size_t(n0 % kBlock);
-  const double g = gain_;
+  const T g = T(gain_);
   if (cfo_) {
     // The block's anchor, times the gain: one polar per block.
-    const cdouble a = g * std::polar(1.0, cfo_step_ * double(n0 - j0));
-    const double ar = a.real(), ai = a.imag();
-    const double* __restrict er = cfo_re_.data() + j0;
-    const double* __restrict ei = cfo_im_.data() + j0;
+    const cdouble a = gain_ * std::polar(1.0, cfo_step_ * double(n0 - j0));
+    const T ar = T(a.real()), ai = T(a.imag());
+    const T* __restrict er = cfo_table<T>(false) + j0;
+    const T* __restrict ei = cfo_table<T>(true) + j0;
     for (std::size_t k = 0; k < count; ++k) {
-      const double pr = ar * er[k] - ai * ei[k], pi = ar * ei[k] + ai * er[k];
-      const double xr = re[k], xi = im[k];
+      const T pr = ar * er[k] - ai * ei[k], pi = ar * ei[k] + ai * er[k];
+      const T xr = re[k], xi = im[k];
       re[k] = xr * pr - xi * pi;
       im[k] = xr * pi + xi * pr;
     }
@@ -64,22 +76,25 @@ void ChannelPath::distort_block(double* __restrict re, double* __restrict im, st
     for (std::size_t k = 0; k < count; ++k) re[k] *= g, im[k] *= g;
   }
   if (c3_ != 0) {
-    const double c3 = c3_;
+    const T c3 = T(c3_);
     for (std::size_t k = 0; k < count; ++k) {
-      const double vr = re[k], vi = im[k];
+      const T vr = re[k], vi = im[k];
       re[k] = vr + c3 * vr * vr * vr;
       im[k] = vi + c3 * vi * vi * vi;
     }
   }
   // mu*v + nu*conj(v) on the rails.
-  const double rr = mu_.real() + nu_.real(), ri = nu_.imag() - mu_.imag();
-  const double ir = mu_.imag() + nu_.imag(), ii = mu_.real() - nu_.real();
+  const T rr = T(mu_.real() + nu_.real()), ri = T(nu_.imag() - mu_.imag());
+  const T ir = T(mu_.imag() + nu_.imag()), ii = T(mu_.real() - nu_.real());
   for (std::size_t k = 0; k < count; ++k) {
-    const double vr = re[k], vi = im[k];
+    const T vr = re[k], vi = im[k];
     re[k] = rr * vr + ri * vi;
     im[k] = ir * vr + ii * vi;
   }
 }
+
+template void ChannelPath::distort_block<double>(double*, double*, std::size_t, std::uint64_t) const;
+template void ChannelPath::distort_block<float>(float*, float*, std::size_t, std::uint64_t) const;
 
 std::vector<cdouble> Channel::apply(std::span<const cdouble> x, double fs_hz) const {
   const ChannelPath path(*this, fs_hz);

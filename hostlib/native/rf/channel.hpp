@@ -84,14 +84,19 @@ class ChannelPath {
   // aligned block (n0 % kBlock + count <= kBlock). The CFO's phasor at n = m*kBlock + j is
   // exp(j*step*m*kBlock) * exp(j*step*j), each factor an exact polar (the first once per
   // block, the second a table): within a few ulps of distort()'s at any n, and sample n is
-  // the same whichever call (whatever frame) computed it.
-  void distort_block(double* re, double* im, std::size_t count, std::uint64_t n0) const;
+  // the same whichever call (whatever frame) computed it. T is double (Channel::apply) or
+  // float (the stream's SignalSource: the table and the block's anchor rounded to float).
+  template <class T>
+  void distort_block(T* re, T* im, std::size_t count, std::uint64_t n0) const;
 
  private:
   double gain_, cfo_step_, c3_;
   bool cfo_;
   cdouble mu_, nu_;
   std::vector<double> cfo_re_, cfo_im_;  // exp(j*cfo_step*j), j < kBlock (empty: no CFO)
+  std::vector<float> cfo_re_f_, cfo_im_f_;  // the same rounded to float
+  template <class T>
+  const T* cfo_table(bool imag) const;
 };
 
 }  // namespace hilrig::rf

@@ -56,19 +56,20 @@ class ComplexGaussian {
       used_ += m, iq += m, count -= m;
     }
   }
-  // The same on separate rails: re[k] gets normal 2k, im[k] normal 2k+1.
-  void add(double* re, double* im, std::size_t count, double sigma) {
-    const double s = sigma * kRail;
+  // The same on separate rails: re[k] gets normal 2k, im[k] normal 2k+1 (T double or float).
+  template <class T>
+  void add(T* re, T* im, std::size_t count, double sigma) {
+    const T s = T(sigma * kRail);
     while (count > 0) {
       if (used_ == kBatch) refill();
       if (used_ % 2 == 0 && count > 0) {  // whole pairs from the batch (kBatch is even)
         const std::size_t m = std::min(count, (kBatch - used_) / 2);
         const double* g = batch_.data() + used_;
-        for (std::size_t k = 0; k < m; ++k) re[k] += s * g[2 * k], im[k] += s * g[2 * k + 1];
+        for (std::size_t k = 0; k < m; ++k) re[k] += s * T(g[2 * k]), im[k] += s * T(g[2 * k + 1]);
         used_ += 2 * m, re += m, im += m, count -= m;
       } else {  // a pair across batches
-        *re++ += s * normal();
-        *im++ += s * normal();
+        *re++ += s * T(normal());
+        *im++ += s * T(normal());
         --count;
       }
     }

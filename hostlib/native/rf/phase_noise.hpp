@@ -56,15 +56,21 @@ class PhaseNoise {
     rotate(&re, &im, 1);
     return {re, im};
   }
-  // The next count samples as rails, each turned by its exp(j*phi[n]), in order (phase_noise.cpp).
-  void rotate(double* re, double* im, std::size_t count);
+  // The next count samples as rails, each turned by its exp(j*phi[n]), in order
+  // (phase_noise.cpp). The walk is the same whatever T; T is the rotation's arithmetic:
+  // double (Channel::apply) or float (the stream's SignalSource, a shorter polynomial).
+  template <class T>
+  void rotate(T* re, T* im, std::size_t count);
 
  private:
+  // The phases of the next piece (up to the next anchor) from its normals, in place:
+  // work_[k] becomes phi[n] - the anchor's phase; returns the largest magnitude.
+  double walk(std::size_t piece, bool at_anchor);
   double sigma_;
   bool active_;
   std::optional<ComplexGaussian> gauss_;  // none when off
   std::uint64_t steps_ = 0;  // taken so far
-  double phi_ = 0;           // phi[steps_ - 1]
+  double offset_ = 0;        // phi[steps_ - 1] less the anchor's phase
   double anchor_phi_ = 0;    // the phase at the last anchor, and its exp(j*)
   std::complex<double> anchor_{1, 0};
   std::vector<double> work_;  // a piece's normals, then its phases from the anchor

