@@ -7,7 +7,10 @@
 // Doornik's independent layer index and uniform, "An improved ziggurat method", 2005): 32
 // random bits (7 for the layer, 25 for the uniform), a table look-up and a compare for
 // ~98.8 % of samples; the rest take the wedge's exp or the tail's logs, so the
-// distribution is the exact normal (rejection, not an approximation). The bits come from
+// distribution is the exact normal (rejection, not an approximation), each value then
+// rounded to float (the fast path's product u*x in float, its test against the ratio
+// rounded toward zero so that it accepts only points inside the rectangle; the slow path
+// decides the rest in double). The bits come from
 // four xoshiro256++ generators (Blackman and Vigna) run side by side (a loop the compiler
 // vectorises), seeded through splitmix64, and a fifth for the rejection steps: the output
 // is fixed by the code below on every platform. Normals are made kBatch at a time and
@@ -51,8 +54,8 @@ class ComplexGaussian {
     while (count > 0) {
       if (used_ == kBatch) refill();
       const std::size_t m = std::min(count, kBatch - used_);
-      const double* g = batch_.data() + used_;
-      for (std::size_t k = 0; k < m; ++k) iq[k] += s * g[k];
+      const float* g = batch_.data() + used_;
+      for (std::size_t k = 0; k < m; ++k) iq[k] += s * double(g[k]);
       used_ += m, iq += m, count -= m;
     }
   }
@@ -64,7 +67,7 @@ class ComplexGaussian {
       if (used_ == kBatch) refill();
       if (used_ % 2 == 0 && count > 0) {  // whole pairs from the batch (kBatch is even)
         const std::size_t m = std::min(count, (kBatch - used_) / 2);
-        const double* g = batch_.data() + used_;
+        const float* g = batch_.data() + used_;
         for (std::size_t k = 0; k < m; ++k) re[k] += s * T(g[2 * k]), im[k] += s * T(g[2 * k + 1]);
         used_ += 2 * m, re += m, im += m, count -= m;
       } else {  // a pair across batches
@@ -79,14 +82,14 @@ class ComplexGaussian {
     while (count > 0) {
       if (used_ == kBatch) refill();
       const std::size_t m = std::min(count, kBatch - used_);
-      std::copy_n(batch_.data() + used_, m, out);
+      std::copy(batch_.data() + used_, batch_.data() + used_ + m, out);
       used_ += m, out += m, count -= m;
     }
   }
   // A standard normal (mean 0, variance 1): the next of the batch.
   double normal() {
     if (used_ == kBatch) refill();
-    return batch_[used_++];
+    return double(batch_[used_++]);
   }
 
  private:
@@ -101,6 +104,13 @@ class ComplexGaussian {
     std::array<double, kLayers + 1> x{};  // layer edges: x[0] = V/f(R) (the base with its tail), x[1] = R, x[128] = 0
     std::array<double, kLayers> ratio{};  // x[i+1]/x[i]: |u| below it is inside layer i's rectangle
     std::array<double, kLayers + 1> density{};  // exp(-x[i]^2/2)
+    // The density exp(-x^2/2) is concave for |x| < 1 and convex beyond: over a wedge that
+    // lies on one side, its chord is below (concave) or above it (convex).
+    enum class Shape : std::uint8_t { concave, convex, both };
+    std::array<Shape, kLayers> shape{};
+    std::array<double, kLayers> slope{};  // of the wedge's chord
+    std::array<float, kLayers> x_float{};       // x[i] rounded to float: the fast path's
+    std::array<float, kLayers> ratio_float{};   // ratio[i] rounded toward zero
     Tables() {
       double f = std::exp(-0.5 * kR * kR);
       x[0] = kV / f;
@@ -112,6 +122,13 @@ class ComplexGaussian {
       }
       for (int i = 0; i < kLayers; ++i) ratio[std::size_t(i)] = x[std::size_t(i + 1)] / x[std::size_t(i)];
       for (int i = 0; i <= kLayers; ++i) density[std::size_t(i)] = std::exp(-0.5 * x[std::size_t(i)] * x[std::size_t(i)]);
+      for (std::size_t i = 0; i < std::size_t(kLayers); ++i) {
+        shape[i] = x[i] <= 1 ? Shape::concave : x[i + 1] >= 1 ? Shape::convex : Shape::both;
+        slope[i] = (density[i] - density[i + 1]) / (x[i] - x[i + 1]);
+        x_float[i] = float(x[i]);
+        ratio_float[i] = float(ratio[i]);
+        if (double(ratio_float[i]) > ratio[i]) ratio_float[i] = std::nextafter(ratio_float[i], 0.0f);
+      }
     }
   };
   static const Tables& tables() {
@@ -133,9 +150,28 @@ class ComplexGaussian {
       if (std::fabs(u) < t.ratio[i]) return u * t.x[i];
       if (i == 0) return tail(u < 0);
       const double x = u * t.x[i];
-      // the wedge: under the density between layer i's edges
-      if (t.density[i + 1] + uniform_open() * (t.density[i] - t.density[i + 1]) < std::exp(-0.5 * x * x)) return x;
+      // the wedge: under the density between layer i's edges (from |x| = x[i+1] to x[i])
+      const double y = t.density[i + 1] + uniform_open() * (t.density[i] - t.density[i + 1]);
+      // The chord between the wedge's corners and the tangents at them decide all but a
+      // sliver of points without exp: the density lies between them.
+      const double ax = std::fabs(x);
+      if (t.shape[i] == Tables::Shape::concave) {
+        if (y <= chord(t, i, ax)) return x;  // the chord is under the density
+        if (y > std::min(tangent(t, i + 1, ax), tangent(t, i, ax))) continue;  // the tangents over it
+      } else if (t.shape[i] == Tables::Shape::convex) {
+        if (y >= chord(t, i, ax)) continue;  // the chord is over the density
+        if (y < std::max(tangent(t, i + 1, ax), tangent(t, i, ax))) return x;  // the tangents under it
+      }
+      if (y < std::exp(-0.5 * x * x)) return x;
     }
+  }
+  // The straight line through layer i's wedge corners (x[i+1], density[i+1]) and (x[i], density[i]) at ax.
+  static double chord(const Tables& t, std::size_t i, double ax) {
+    return t.density[i + 1] + (ax - t.x[i + 1]) * t.slope[i];
+  }
+  // The density's tangent at edge x[e] at ax: f(x[e]) (1 - x[e] (ax - x[e])), as f' = -x f.
+  static double tangent(const Tables& t, std::size_t e, double ax) {
+    return t.density[e] * (1 - t.x[e] * (ax - t.x[e]));
   }
   // Beyond R (Marsaglia's tail method).
   double tail(bool negative) {
@@ -167,8 +203,8 @@ class ComplexGaussian {
   const Tables* t_ = &tables();
   std::size_t used_ = kBatch;  // batch_[used_..] not handed out yet
   std::array<std::uint32_t, kBatch> bits_{};
-  std::array<double, kBatch> batch_{};
-  std::array<std::uint16_t, kBatch> missed_at_{};  // the batch's draws that missed the fast path
+  std::array<float, kBatch> batch_{};
+  std::array<std::uint32_t, kBatch> missed_at_{};  // the batch's draws that missed the fast path
 };
 
 }  // namespace hilrig::rf

@@ -39,81 +39,86 @@ HILRIG_SIMD_CLONES void turn_by_anchor(T* __restrict re, T* __restrict im, const
   }
 }
 
-// In place: v[k] = start + sum_{i <= k} step * v[i] (a piece's phases from its normals);
-// returns max |v[k]|. A whole piece (kAnchorSteps = 64) is summed as eight runs of eight
-// side by side, so eight chains of dependent adds overlap, then each run's start is added
-// as one vector; a shorter piece in order.
+// A piece's phases from its normals g[0..63]: phase[8r + j] = step * the sum of g[8j' + r']
+// over the steps 8r' + j' up to 8r + j (step 8r + j takes normal 8j + r). Eight runs of
+// eight steps side by side: S_j = S_{j-1} + step * g[8j .. 8j+7] is run r's sum to j in
+// lane r; an 8x8 transpose in four 4x4 blocks puts each run in step order; each run then
+// gets the totals of those before it. Returns the largest |phase|.
 HILRIG_SIMD_CLONES
-double scaled_prefix_sum(double* __restrict v, std::size_t count, double start, double step) {
-  constexpr std::size_t kRuns = 8, kRun = 8;
-  static_assert(kRuns * kRun == PhaseNoise::kAnchorSteps);
-  if (count != kRuns * kRun) {
-    double running = start, most = 0;
-    for (std::size_t k = 0; k < count; ++k) {
-      running += step * v[k];
-      v[k] = running;
-      most = std::max(most, std::fabs(running));
-    }
-    return most;
+double transposed_walk(const double* __restrict g, double step, double* __restrict phase) {
+  using v4 = vec32<double>;
+  v4 lo[8], hi[8];  // S_j for runs 0-3 and 4-7
+  v4 sum_lo = {}, sum_hi = {};
+  for (int j = 0; j < 8; ++j) {
+    v4 a, b;
+    __builtin_memcpy(&a, g + 8 * j, sizeof a);
+    __builtin_memcpy(&b, g + 8 * j + 4, sizeof b);
+    sum_lo += step * a, sum_hi += step * b;
+    lo[j] = sum_lo, hi[j] = sum_hi;
   }
-  double total[kRuns] = {};
-  for (std::size_t j = 0; j < kRun; ++j)
-    for (std::size_t r = 0; r < kRuns; ++r) {
-      total[r] += step * v[r * kRun + j];
-      v[r * kRun + j] = total[r];
-    }
-  double largest[kRun] = {};
-  double base = start;
-  for (std::size_t r = 0; r < kRuns; ++r) {
-    for (std::size_t j = 0; j < kRun; ++j) {
-      const double x = v[r * kRun + j] + base;
-      v[r * kRun + j] = x;
-      largest[j] = std::max(largest[j], std::fabs(x));
-    }
-    base += total[r];
+  // Rows of a 4x4 block whose columns are a..d.
+  auto transpose = [](v4 a, v4 b, v4 c, v4 d, v4* rows) {
+    const v4 t0 = __builtin_shufflevector(a, b, 0, 4, 2, 6), t1 = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+    const v4 t2 = __builtin_shufflevector(c, d, 0, 4, 2, 6), t3 = __builtin_shufflevector(c, d, 1, 5, 3, 7);
+    rows[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5), rows[1] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    rows[2] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7), rows[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+  };
+  v4 first[8], second[8];  // run r's steps 0-3 and 4-7
+  transpose(lo[0], lo[1], lo[2], lo[3], first);
+  transpose(lo[4], lo[5], lo[6], lo[7], second);
+  transpose(hi[0], hi[1], hi[2], hi[3], first + 4);
+  transpose(hi[4], hi[5], hi[6], hi[7], second + 4);
+  // Where each run starts: the totals of the runs before it (S_7's lanes), summed apart
+  // from the stores so that no chain runs through them.
+  double base[8] = {0};
+  for (int r = 1; r < 8; ++r) base[r] = base[r - 1] + (r <= 4 ? lo[7][r - 1] : hi[7][r - 5]);
+  v4 largest = {};
+  for (int r = 0; r < 8; ++r) {
+    const v4 x = first[r] + base[r], y = second[r] + base[r];
+    __builtin_memcpy(phase + 8 * r, &x, sizeof x);
+    __builtin_memcpy(phase + 8 * r + 4, &y, sizeof y);
+    const v4 ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+    largest = ax > largest ? ax : largest;
+    largest = ay > largest ? ay : largest;
   }
-  double most = 0;
-  for (std::size_t j = 0; j < kRun; ++j) most = std::max(most, largest[j]);
-  return most;
+  return std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
 }
 
 }  // namespace
 
-double PhaseNoise::walk(std::size_t piece, bool at_anchor) {
-  double* d = work_.data();
-  gauss_->normals(d, piece);
-  if (at_anchor) {  // the anchor: the phase reduced to one turn, and its polar
-    anchor_phi_ = std::remainder(anchor_phi_ + offset_ + sigma_ * d[0], 2 * std::numbers::pi);
-    anchor_ = std::polar(1.0, anchor_phi_);
-    d[0] = 0;  // its step is the anchor's: the piece's first phase is the anchor's
-    offset_ = 0;
-  }
-  const double largest = scaled_prefix_sum(d, piece, offset_, sigma_);
-  offset_ = d[piece - 1];
-  return largest;
+void PhaseNoise::begin_piece() {
+  static_assert(kAnchorSteps == 64, "transposed_walk sums eight runs of eight");
+  double g[kAnchorSteps];
+  gauss_->normals(g, kAnchorSteps);
+  // The anchor: the last phase plus its step (normal 0), reduced to one turn, and its polar.
+  const double last = steps_ == 0 ? 0.0 : phases_[kAnchorSteps - 1];
+  anchor_phi_ = std::remainder(anchor_phi_ + last + sigma_ * g[0], 2 * std::numbers::pi);
+  anchor_ = std::polar(1.0, anchor_phi_);
+  g[0] = 0;  // the piece's first phase is the anchor's
+  phases_.resize(kAnchorSteps);
+  within_poly_ = transposed_walk(g, sigma_, phases_.data()) <= kPolyMax;
 }
 
 template <class T>
 void PhaseNoise::rotate(T* re, T* im, std::size_t count) {
   while (count > 0) {
-    // A piece: up to the next anchor (a step that is a multiple of kAnchorSteps starts one).
+    // Up to the end of the piece (a step that is a multiple of kAnchorSteps begins one).
     const std::size_t into = std::size_t(steps_ % kAnchorSteps);
-    const std::size_t piece = std::min(count, kAnchorSteps - into);
-    work_.resize(kAnchorSteps);
-    const double largest = walk(piece, into == 0);
-    const double* d = work_.data();
-    if (largest <= kPolyMax) {
-      turn_by_anchor(re, im, d, piece, anchor_.real(), anchor_.imag());
+    if (into == 0) begin_piece();
+    const std::size_t m = std::min(count, kAnchorSteps - into);
+    const double* d = phases_.data() + into;
+    if (within_poly_) {
+      turn_by_anchor(re, im, d, m, anchor_.real(), anchor_.imag());
     } else {  // strayed beyond the polynomial's range: exact polars
-      for (std::size_t k = 0; k < piece; ++k) {
+      for (std::size_t k = 0; k < m; ++k) {
         const std::complex<double> e = anchor_ * std::polar(1.0, d[k]);
         const double xr = double(re[k]), xi = double(im[k]);
         re[k] = T(xr * e.real() - xi * e.imag());
         im[k] = T(xr * e.imag() + xi * e.real());
       }
     }
-    steps_ += piece;
-    re += piece, im += piece, count -= piece;
+    steps_ += m;
+    re += m, im += m, count -= m;
   }
 }
 

@@ -13,7 +13,11 @@
 // result does not depend on how the samples are asked for) the phase is reduced to
 // [-pi, pi] and its exact polar taken; a step's exp(j*phi) is that anchor times
 // exp(j*(phi - anchor's phi)) by its Taylor polynomial (|d| <= kPolyMax: error below
-// 1e-19), or an exact polar where the walk strayed further (a linewidth near the rate).
+// 1e-19 in double, 3e-10 in float), or an exact polar where the piece strayed further
+// (a linewidth near the rate). A piece's kAnchorSteps phases are made at once when it
+// begins: its normals, the first the anchor's step, are assigned to steps transposed
+// (step 8r + j takes normal 8j + r), so that eight runs of eight steps are summed side by
+// side as vectors, the runs' totals then carried (phase_noise.cpp).
 #pragma once
 #include <cmath>
 #include <complex>
@@ -63,17 +67,17 @@ class PhaseNoise {
   void rotate(T* re, T* im, std::size_t count);
 
  private:
-  // The phases of the next piece (up to the next anchor) from its normals, in place:
-  // work_[k] becomes phi[n] - the anchor's phase; returns the largest magnitude.
-  double walk(std::size_t piece, bool at_anchor);
+  // The next piece: its anchor and its phases less the anchor's in phases_, and whether
+  // they all lie within kPolyMax of it.
+  void begin_piece();
   double sigma_;
   bool active_;
   std::optional<ComplexGaussian> gauss_;  // none when off
   std::uint64_t steps_ = 0;  // taken so far
-  double offset_ = 0;        // phi[steps_ - 1] less the anchor's phase
-  double anchor_phi_ = 0;    // the phase at the last anchor, and its exp(j*)
+  double anchor_phi_ = 0;    // the phase at the current piece's anchor, and its exp(j*)
   std::complex<double> anchor_{1, 0};
-  std::vector<double> work_;  // a piece's normals, then its phases from the anchor
+  bool within_poly_ = true;  // every phase of the piece within kPolyMax of the anchor's
+  std::vector<double> phases_;  // the piece's phases less the anchor's (kAnchorSteps)
 };
 
 }  // namespace hilrig::rf

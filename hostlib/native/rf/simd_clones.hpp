@@ -17,10 +17,10 @@
 #endif
 
 namespace hilrig::rf {
-// A 32-byte vector of T (GCC's vector extension: one AVX2 register, two SSE ones): the
-// stream's kernels are written once for T = double and float with it (the attribute
-// cannot name a template's parameter directly). Wider generic vectors compile to spills
-// below AVX-512.
+// 32- and 64-byte vectors of T (GCC's vector extension): the stream's kernels are written
+// once for T = double and float with them (the attribute cannot name a template's
+// parameter directly). A 64-byte vector is one AVX-512 register; below AVX-512 it compiles
+// to spills, so it is used only in functions built for x86-64-v4.
 template <class T>
 struct Vec32;
 template <>
@@ -33,4 +33,16 @@ struct Vec32<float> {
 };
 template <class T>
 using vec32 = typename Vec32<T>::type;
+template <class T>
+struct Vec64;
+template <>
+struct Vec64<double> {
+  using type = double __attribute__((vector_size(64)));
+};
+template <>
+struct Vec64<float> {
+  using type = float __attribute__((vector_size(64)));
+};
+template <class T>
+using vec64 = typename Vec64<T>::type;
 }  // namespace hilrig::rf

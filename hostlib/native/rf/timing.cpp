@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numbers>
+#include <type_traits>
 
 #include "hilrig/rf/simd_clones.hpp"
 
@@ -76,89 +77,149 @@ const std::vector<T>& TimingStage::rows() {
   return rows;
 }
 
-template <class T>
-HILRIG_SIMD_CLONES void TimingStage::read(std::uint64_t n0, std::size_t count, const T* __restrict in_re,
-                                          const T* __restrict in_im, std::int64_t first, T* __restrict out_re,
-                                          T* __restrict out_im) const {
-  constexpr std::size_t lanes_wide = kLanes<T>, half = lanes_wide / 2;
-  using vec = vec32<T>;  // a group is two of them
+namespace timing_detail {
+
+// mu * kPhases - row of outputs first_n + j, j below V's lanes, where()'s arithmetic four
+// doubles at a time (first_n + j exact in double below 2^53, as where()'s double(n)),
+// rounded to T in registers: a vector built in memory from narrower stores would stall the
+// load that reads it back.
+template <class T, class V>
+[[gnu::always_inline]] inline void lane_fractions(double first_n, double ratio, double delay, int row, V& out) {
+  using v4 = vec32<double>;
+  using mask4 = std::int64_t __attribute__((vector_size(32)));
+  constexpr std::size_t lanes = sizeof(V) / sizeof(T);
+  // floor(s), exact for |s| < 2^51: s rounded to an integer by the magic constant, less one
+  // where that rounded up.
+  auto chunk = [&](std::size_t j, v4& f) {
+    const v4 s = (first_n + (v4{0, 1, 2, 3} + double(j))) * ratio + delay;
+    const v4 nearest = (s + 0x1.8p52) - 0x1.8p52;
+    const v4 q = nearest - (v4)((mask4)(nearest > s) & (mask4)(v4{} + 1.0));
+    f = (1.0 - (s - q)) * TimingStage::kPhases - row;
+  };
+  v4 c0d, c1d, c2d, c3d;
+  chunk(0, c0d);
+  if constexpr (lanes > 4) chunk(4, c1d);
+  if constexpr (lanes > 8) chunk(8, c2d), chunk(12, c3d);
+  if constexpr (std::is_same_v<T, double>) {
+    static_assert(lanes == 4);
+    out = c0d;
+  } else {
+    using f4 = float __attribute__((vector_size(16)));
+    const f4 c0 = __builtin_convertvector(c0d, f4), c1 = __builtin_convertvector(c1d, f4);
+    const auto low = __builtin_shufflevector(c0, c1, 0, 1, 2, 3, 4, 5, 6, 7);
+    if constexpr (lanes == 8) {
+      out = low;
+    } else {
+      static_assert(lanes == 16);
+      const f4 c2 = __builtin_convertvector(c2d, f4), c3 = __builtin_convertvector(c3d, f4);
+      const auto high = __builtin_shufflevector(c2, c3, 0, 1, 2, 3, 4, 5, 6, 7);
+      out = __builtin_shufflevector(low, high, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    }
+  }
+}
+
+template <class T, class V>
+[[gnu::always_inline]] inline void read_groups(const TimingStage& stage, std::uint64_t n0, std::size_t count,
+                                               const T* __restrict in_re, const T* __restrict in_im, std::int64_t first,
+                                               T* __restrict out_re, T* __restrict out_im) {
+  using TS = TimingStage;
+  constexpr int kTaps = TS::kTaps, kPhases = TS::kPhases;
+  constexpr std::size_t lanes_wide = TS::kLanes<T>, width = sizeof(V) / sizeof(T), parts = lanes_wide / width;
+  static_assert(parts == 1 || parts == 2, "a group is one or two vectors");
   auto row_of = [](double mu) { return std::min(int(mu * kPhases), kPhases - 1); };
-  const T* const table = rows<T>().data();
+  const T* const table = TS::rows<T>().data();
   std::size_t k = 0;
   while (k < count) {
     // A group: outputs k .. k+lanes-1 with one table row and one base - n. Row and offset
     // move monotonically with n, so a group whose first and last outputs agree is whole.
-    const Read r = where(n0 + k);
+    const TS::Read r = stage.where(n0 + k);
     const int row = row_of(r.mu);
     const std::int64_t offset = r.base - std::int64_t(k);
     std::size_t lanes = std::min(lanes_wide, count - k);
-    const Read last = where(n0 + k + lanes - 1);
+    const TS::Read last = stage.where(n0 + k + lanes - 1);
     if (row_of(last.mu) != row || last.base - std::int64_t(k + lanes - 1) != offset) {
       lanes = 1;
       for (; lanes < lanes_wide && k + lanes < count; ++lanes) {
-        const Read w = where(n0 + k + lanes);
+        const TS::Read w = stage.where(n0 + k + lanes);
         if (row_of(w.mu) != row || w.base - std::int64_t(k + lanes) != offset) break;
       }
     }
-    // Lane j's fraction of a row, where()'s mu (lanes past `lanes`: discarded).
-    alignas(32) T frac[lanes_wide];
     const double first_n = double(n0 + k);  // n + j exact in double below 2^53, as where()'s double(n)
-    for (std::size_t j = 0; j < lanes_wide; j += 4) {
-      using v4 = vec32<double>;
-      using mask4 = std::int64_t __attribute__((vector_size(32)));
-      const v4 s = (first_n + (v4{0, 1, 2, 3} + double(j))) * ratio_ + delay_;
-      // floor(s), exact for |s| < 2^51: s rounded to an integer by the magic constant, less
-      // one where that rounded up.
-      const v4 nearest = (s + 0x1.8p52) - 0x1.8p52;
-      const v4 q = nearest - (v4)((mask4)(nearest > s) & (mask4)(v4{} + 1.0));
-      const v4 f = (1.0 - (s - q)) * kPhases - row;
-      for (std::size_t i = 0; i < 4; ++i) frac[j + i] = T(f[i]);
-    }
-    vec f0, f1;
-    __builtin_memcpy(&f0, frac, sizeof f0);
-    __builtin_memcpy(&f1, frac + half, sizeof f1);
     const T* a = table + std::size_t(row) * 2 * kTaps;
     const T* d = a + kTaps;
     const std::size_t at = std::size_t(offset + std::int64_t(k) - (kTaps / 2 - 1) - first);
-    const T* xr = in_re + at;
-    const T* xi = in_im + at;
     // Lane j: the sums over even and over odd t of (a_t + frac_j d_t) x(at + j + t), each
-    // in order, then added: eight chains of dependent adds, not four, keep the FMA units busy.
-    vec yr0 = {}, yr1 = {}, yi0 = {}, yi1 = {}, zr0 = {}, zr1 = {}, zi0 = {}, zi1 = {};
-    auto tap = [&](int t, vec& sr0, vec& sr1, vec& si0, vec& si1) {
-      const vec h0 = a[t] + f0 * d[t], h1 = a[t] + f1 * d[t];
-      vec r0, r1, i0, i1;
-      __builtin_memcpy(&r0, xr + t, sizeof r0);
-      __builtin_memcpy(&r1, xr + t + half, sizeof r1);
-      __builtin_memcpy(&i0, xi + t, sizeof i0);
-      __builtin_memcpy(&i1, xi + t + half, sizeof i1);
-      sr0 += h0 * r0, sr1 += h1 * r1, si0 += h0 * i0, si1 += h1 * i1;
-    };
-    for (int t = 0; t < kTaps; t += 2) {
-      tap(t, yr0, yr1, yi0, yi1);
-      tap(t + 1, zr0, zr1, zi0, zi1);
+    // in order, then added: two chains of dependent adds a vector keep the FMA units busy.
+    alignas(64) T yr[lanes_wide], yi[lanes_wide];
+    for (std::size_t p = 0; p < parts; ++p) {
+      const T* xr = in_re + at + p * width;
+      const T* xi = in_im + at + p * width;
+      // Lane j's fraction of a row, where()'s mu (lanes past `lanes`: discarded).
+      V f;
+      lane_fractions<T, V>(first_n + double(p * width), stage.ratio_, stage.delay_, row, f);
+      V even_r = {}, even_i = {}, odd_r = {}, odd_i = {};
+      auto tap = [&](int t, V& sum_r, V& sum_i) {
+        const V h = a[t] + f * d[t];
+        V xrv, xiv;
+        __builtin_memcpy(&xrv, xr + t, sizeof xrv);
+        __builtin_memcpy(&xiv, xi + t, sizeof xiv);
+        sum_r += h * xrv, sum_i += h * xiv;
+      };
+      for (int t = 0; t < kTaps; t += 2) {
+        tap(t, even_r, even_i);
+        tap(t + 1, odd_r, odd_i);
+      }
+      even_r += odd_r, even_i += odd_i;
+      __builtin_memcpy(yr + p * width, &even_r, sizeof even_r);
+      __builtin_memcpy(yi + p * width, &even_i, sizeof even_i);
     }
-    yr0 += zr0, yr1 += zr1, yi0 += zi0, yi1 += zi1;
     if (lanes == lanes_wide) {
-      __builtin_memcpy(out_re + k, &yr0, sizeof yr0);
-      __builtin_memcpy(out_re + k + half, &yr1, sizeof yr1);
-      __builtin_memcpy(out_im + k, &yi0, sizeof yi0);
-      __builtin_memcpy(out_im + k + half, &yi1, sizeof yi1);
+      std::copy_n(yr, lanes_wide, out_re + k);
+      std::copy_n(yi, lanes_wide, out_im + k);
     } else {
-      alignas(32) T yr[lanes_wide], yi[lanes_wide];
-      __builtin_memcpy(yr, &yr0, sizeof yr0);
-      __builtin_memcpy(yr + half, &yr1, sizeof yr1);
-      __builtin_memcpy(yi, &yi0, sizeof yi0);
-      __builtin_memcpy(yi + half, &yi1, sizeof yi1);
       for (std::size_t j = 0; j < lanes; ++j) out_re[k + j] = yr[j], out_im[k + j] = yi[j];
     }
     k += lanes;
   }
 }
 
-template void TimingStage::read<double>(std::uint64_t, std::size_t, const double*, const double*, std::int64_t,
-                                        double*, double*) const;
-template void TimingStage::read<float>(std::uint64_t, std::size_t, const float*, const float*, std::int64_t, float*,
-                                       float*) const;
+}  // namespace timing_detail
+
+namespace {
+// The float path by the host's widest vectors: two AVX2 registers or one AVX-512 register a
+// group of 16, the same arithmetic lane by lane (FMA in both), so the same samples.
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target("default")]]
+#endif
+void read_float(const TimingStage& stage, std::uint64_t n0, std::size_t count, const float* in_re, const float* in_im,
+                std::int64_t first, float* out_re, float* out_im) {
+  timing_detail::read_groups<float, vec32<float>>(stage, n0, count, in_re, in_im, first, out_re, out_im);
+}
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target("arch=x86-64-v3")]]
+void read_float(const TimingStage& stage, std::uint64_t n0, std::size_t count, const float* in_re, const float* in_im,
+                std::int64_t first, float* out_re, float* out_im) {
+  timing_detail::read_groups<float, vec32<float>>(stage, n0, count, in_re, in_im, first, out_re, out_im);
+}
+[[gnu::target("arch=x86-64-v4")]]
+void read_float(const TimingStage& stage, std::uint64_t n0, std::size_t count, const float* in_re, const float* in_im,
+                std::int64_t first, float* out_re, float* out_im) {
+  timing_detail::read_groups<float, vec64<float>>(stage, n0, count, in_re, in_im, first, out_re, out_im);
+}
+#endif
+}  // namespace
+
+template <>
+void TimingStage::read<float>(std::uint64_t n0, std::size_t count, const float* in_re, const float* in_im,
+                              std::int64_t first, float* out_re, float* out_im) const {
+  read_float(*this, n0, count, in_re, in_im, first, out_re, out_im);
+}
+
+template <>
+HILRIG_SIMD_CLONES void TimingStage::read<double>(std::uint64_t n0, std::size_t count, const double* in_re,
+                                                  const double* in_im, std::int64_t first, double* out_re,
+                                                  double* out_im) const {
+  timing_detail::read_groups<double, vec32<double>>(*this, n0, count, in_re, in_im, first, out_re, out_im);
+}
 
 }  // namespace hilrig::rf

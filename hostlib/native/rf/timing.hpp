@@ -15,6 +15,14 @@
 
 namespace hilrig::rf {
 
+class TimingStage;
+namespace timing_detail {
+// read()'s loop with V, a vector of T, for the lanes (timing.cpp).
+template <class T, class V>
+void read_groups(const TimingStage& stage, std::uint64_t n0, std::size_t count, const T* in_re, const T* in_im,
+                 std::int64_t first, T* out_re, T* out_im);
+}  // namespace timing_detail
+
 class TimingStage {
  public:
   static constexpr int kTaps = 32;       // input samples base - 15 .. base + 16
@@ -37,8 +45,8 @@ class TimingStage {
     return {std::int64_t(n) - std::int64_t(q) - 1, 1.0 - (s - q)};
   }
 
-  // Outputs are computed a group at a time, one lane each of two 32-byte vectors (read()):
-  // 8 doubles or 16 floats; kGroup is the most of either.
+  // Outputs are computed a group at a time, one lane each: 8 doubles or 16 floats (two
+  // 32-byte vectors, or one AVX-512 register); kGroup is the most of either.
   template <class T>
   static constexpr std::size_t kLanes = 64 / sizeof(T);
   static constexpr std::size_t kGroup = kLanes<float>;
@@ -73,6 +81,9 @@ class TimingStage {
   static std::array<double, kTaps> taps(double mu);
 
  private:
+  template <class T, class V>
+  friend void timing_detail::read_groups(const TimingStage&, std::uint64_t, std::size_t, const T*, const T*,
+                                         std::int64_t, T*, T*);
   // (kPhases + 1) rows of kTaps, built once per process on first use.
   static const std::vector<double>& table();
   // kPhases rows of row p and row p + 1 less row p of table(), in T, interleaved by row:
