@@ -108,7 +108,7 @@ void SignalSource::deterministic(std::uint64_t m, float* __restrict re, float* _
   path_.distort_block(re, im, kBlock, n0);
 }
 
-void SignalSource::load_block(std::uint64_t m) {
+HILRIG_SIMD_CLONES void SignalSource::load_block(std::uint64_t m) {
   if (m == block_) return;
   deterministic(m, block_re_.data(), block_im_.data(), phase_noise_);
   const float dr = float(dc_.real()), di = float(dc_.imag());
@@ -129,7 +129,7 @@ HILRIG_SIMD_CLONES void quantise(const float* __restrict re, const float* __rest
 }
 }  // namespace
 
-void SignalSource::fill(std::uint64_t first_tick, std::uint32_t ticks, unsigned channels, SampleFormat fmt, void* out) {
+HILRIG_SIMD_CLONES void SignalSource::fill(std::uint64_t first_tick, std::uint32_t ticks, unsigned channels, SampleFormat fmt, void* out) {
   const float scale = float(full_scale(fmt));
   const std::size_t rail_bytes = fmt == SampleFormat::sc16 ? 2 : 1;
   auto* dst = static_cast<std::uint8_t*>(out);
