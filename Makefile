@@ -22,6 +22,8 @@ APT_PACKAGES += soapyremote-server soapysdr-module-remote dbus-daemon python3-nu
 APT_PACKAGES += libboost-dev
 # The RF analyzer's transforms (hostlib/native/rf): FFTW3, found with pkg-config.
 APT_PACKAGES += libfftw3-dev
+# ctest isa.*: the RF stream's AVX2 and baseline copies run under qemu-user's CPU models.
+APT_PACKAGES += qemu-user
 # Lab places whose cases run on their rig host over ssh (docs/scale-out.md); the tests run
 # a real sshd on 127.0.0.1 as that rig host.
 APT_PACKAGES += openssh-server openssh-client
