@@ -6,7 +6,8 @@
 // Each rail is one standard normal from Marsaglia and Tsang's ziggurat (128 layers, with
 // Doornik's independent layer index and uniform, "An improved ziggurat method", 2005): 32
 // random bits (7 for the layer, 25 for the uniform), a table look-up and a compare for
-// ~98.8 % of samples; the rest take the wedge's exp or the tail's logs, so the
+// 97.2 % of samples; the rest (the top layer's cap, the wedges, the tail) take the slow
+// path: a squeeze by chord and tangents, the wedge's exp for a sliver, the tail's logs, so the
 // distribution is the exact normal (rejection, not an approximation), each value then
 // rounded to float (the fast path's product u*x in float, its test against the ratio
 // rounded toward zero so that it accepts only points inside the rectangle; the slow path
