@@ -2,6 +2,9 @@
 
 #include "hilrig/rf/simd_clones.hpp"
 
+#include <cmath>
+#include <cstring>
+
 #if HILRIG_SIMD_CLONES_ON
 #include <immintrin.h>
 #endif
@@ -91,38 +94,134 @@ std::size_t ziggurat_fast_path(const std::uint32_t* __restrict bits, std::size_t
 }
 #endif
 
-}  // namespace
-
-HILRIG_SIMD_CLONES
-void ComplexGaussian::refill() {
-  // Four xoshiro256++ generators side by side, a vector of four words each (two SSE
-  // registers on the baseline); each 64-bit result is two draws, low half first.
-  using u64x4 = std::uint64_t __attribute__((vector_size(32)));
-  u64x4 s0, s1, s2, s3;
-  std::memcpy(&s0, s0_.data(), sizeof s0);
-  std::memcpy(&s1, s1_.data(), sizeof s1);
-  std::memcpy(&s2, s2_.data(), sizeof s2);
-  std::memcpy(&s3, s3_.data(), sizeof s3);
-  std::uint32_t* bits = bits_.data();
-  for (std::size_t k = 0; k < kBatch / 2; k += kLanes) {
-    const u64x4 sum = s0 + s3;
-    const u64x4 result = ((sum << 23) | (sum >> 41)) + s0;
-    const u64x4 t = s1 << 17;
+// The generators' next count draws into bits (count a multiple of 16): eight xoshiro256++
+// generators, one word of each a vector (one AVX-512 register, two AVX2 ones, four SSE
+// ones); lane j's 64-bit result is draws 2j (its low half) and 2j + 1.
+using u64x8 = std::uint64_t __attribute__((vector_size(64)));
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
+#endif
+void draw_bits(std::uint64_t* __restrict state, std::uint32_t* __restrict bits, std::size_t count) {
+  u64x8 s0, s1, s2, s3;
+  std::memcpy(&s0, state, sizeof s0);
+  std::memcpy(&s1, state + 8, sizeof s1);
+  std::memcpy(&s2, state + 16, sizeof s2);
+  std::memcpy(&s3, state + 24, sizeof s3);
+  for (std::size_t k = 0; k < count; k += 16) {
+    const u64x8 sum = s0 + s3;
+    const u64x8 result = ((sum << 23) | (sum >> 41)) + s0;
+    const u64x8 t = s1 << 17;
     s2 ^= s0;
     s3 ^= s1;
     s1 ^= s2;
     s0 ^= s3;
     s2 ^= t;
     s3 = (s3 << 45) | (s3 >> 19);
-    std::memcpy(bits + 2 * k, &result, sizeof result);  // little-endian: lane j's low half at 2j, high at 2j + 1
+    std::memcpy(bits + k, &result, sizeof result);  // little-endian: lane j's low half at 2j, high at 2j + 1
   }
-  std::memcpy(s0_.data(), &s0, sizeof s0);
-  std::memcpy(s1_.data(), &s1, sizeof s1);
-  std::memcpy(s2_.data(), &s2, sizeof s2);
-  std::memcpy(s3_.data(), &s3, sizeof s3);
+  std::memcpy(state, &s0, sizeof s0);
+  std::memcpy(state + 8, &s1, sizeof s1);
+  std::memcpy(state + 16, &s2, sizeof s2);
+  std::memcpy(state + 24, &s3, sizeof s3);
+}
+
+using v4 = vec32<double>;
+using i4 = std::int64_t __attribute__((vector_size(32)));
+
+// Fields 0-3 (or 4-7: half 1) of four 64-byte rows as four vectors, field f's lane j from
+// row j (a 4x4 transpose; out-parameters, as a vector return in a baseline function would
+// change the ABI between copies).
+[[gnu::always_inline]] inline void transpose_rows(const double* const* rows, std::size_t half, v4 (&field)[4]) {
+  v4 a, b, c, d;
+  std::memcpy(&a, rows[0] + 4 * half, sizeof a);
+  std::memcpy(&b, rows[1] + 4 * half, sizeof b);
+  std::memcpy(&c, rows[2] + 4 * half, sizeof c);
+  std::memcpy(&d, rows[3] + 4 * half, sizeof d);
+  const v4 ab_even = __builtin_shufflevector(a, b, 0, 4, 2, 6), ab_odd = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+  const v4 cd_even = __builtin_shufflevector(c, d, 0, 4, 2, 6), cd_odd = __builtin_shufflevector(c, d, 1, 5, 3, 7);
+  field[0] = __builtin_shufflevector(ab_even, cd_even, 0, 1, 4, 5);
+  field[1] = __builtin_shufflevector(ab_odd, cd_odd, 0, 1, 4, 5);
+  field[2] = __builtin_shufflevector(ab_even, cd_even, 2, 3, 6, 7);
+  field[3] = __builtin_shufflevector(ab_odd, cd_odd, 2, 3, 6, 7);
+}
+
+}  // namespace
+
+HILRIG_SIMD_CLONES
+void ComplexGaussian::settle(std::size_t count) {
+  static_assert(kSettleLanes == 4);
+  const Tables& t = *t_;
+  while (count > 0) {
+    std::size_t out = 0;  // this round's draws that were out, drawn anew
+    for (std::size_t e = 0; e < count; e += 4) {
+      if (spare_used_ + 4 > kSpare) {
+        draw_bits(spare_state_[0].data(), reinterpret_cast<std::uint32_t*>(spare_.data()), 2 * kSpare);
+        spare_used_ = 0;
+      }
+      const std::uint64_t* word = spare_.data() + spare_used_;
+      spare_used_ += std::min<std::size_t>(4, count - e);
+      // Lanes past count are slack: computed and dropped.
+      const std::uint32_t* at = pending_at_.data() + e;
+      const std::uint32_t* r = pending_r_.data() + e;
+      const double* rows[4];
+      for (std::size_t j = 0; j < 4; ++j) rows[j] = t.row[r[j] & 0x7f].v;
+      v4 lo[4], hi[4];
+      transpose_rows(rows, 0, lo);
+      transpose_rows(rows, 1, hi);
+      const v4 outer_x = lo[kOuterX], inner_x = lo[kInnerX], outer_density = lo[kOuterDensity];
+      const v4 inner_density = lo[kInnerDensity], slope = hi[kSlope - 4], ratio = hi[kRatio - 4];
+      const i4 concave = hi[kConcavity - 4] < 0, convex = hi[kConcavity - 4] > 0, base = hi[kBase - 4] > 0;
+      // The draw's uniform in [-1, 1) (its top 25 bits), the point and the wedge's height.
+      using i32x4 = std::int32_t __attribute__((vector_size(16)));
+      i32x4 raw;
+      std::memcpy(&raw, r, sizeof raw);
+      const v4 u = __builtin_convertvector(raw >> 7, v4) * 0x1.0p-24;
+      const v4 x = u * outer_x;
+      const v4 height = v4{double(word[0] >> 32), double(word[1] >> 32), double(word[2] >> 32), double(word[3] >> 32)};
+      const v4 y = inner_density + (height + 0.5) * 0x1.0p-32 * (outer_density - inner_density);
+      const v4 ax = x < 0 ? -x : x, au = u < 0 ? -u : u;
+      // The density lies between the chord through the wedge's corners and the tangents at
+      // them: under the chord where it is concave, over it where convex.
+      const v4 chord = inner_density + (ax - inner_x) * slope;
+      const v4 tangent_inner = inner_density * (1 - inner_x * (ax - inner_x));
+      const v4 tangent_outer = outer_density * (1 - outer_x * (ax - outer_x));
+      const v4 tangent_low = tangent_inner < tangent_outer ? tangent_inner : tangent_outer;
+      const v4 tangent_high = tangent_inner < tangent_outer ? tangent_outer : tangent_inner;
+      const i4 under = (concave & (y <= chord)) | (convex & (y < tangent_high));
+      const i4 over = (concave & (y > tangent_low)) | (convex & (y >= chord));
+      const i4 inside = au < ratio;
+      const i4 verdict = inside ? i4{} + std::int64_t(kAccept)
+                         : base ? i4{} + std::int64_t(kTail)
+                         : under ? i4{} + std::int64_t(kAccept)
+                         : over  ? i4{} + std::int64_t(kReject)
+                                 : i4{} + std::int64_t(kUndecided);
+      for (std::size_t j = 0; j < 4 && e + j < count; ++j) {
+        double value = x[j];
+        bool accepted = verdict[j] == kAccept;
+        if (verdict[j] >= kUndecided) [[unlikely]] {  // the sliver the squeeze leaves, or the tail
+          if (verdict[j] == kTail) {
+            value = tail(u[j] < 0), accepted = true;
+          } else {
+            accepted = y[j] < std::exp(-0.5 * value * value);
+          }
+        }
+        const std::uint32_t position = at[j];
+        batch_[position] = float(value);  // an out draw's position is written again when it is settled
+        pending_at_[out] = position;
+        pending_r_[out] = std::uint32_t(word[j]);
+        out += !accepted;
+      }
+    }
+    count = out;
+  }
+}
+
+void ComplexGaussian::refill() {
+  draw_bits(state_[0].data(), bits_.data(), kBatch);
   const std::size_t misses =
-      ziggurat_fast_path(bits, kBatch, t_->x_float.data(), t_->ratio_float.data(), batch_.data(), missed_at_.data());
-  for (std::size_t m = 0; m < misses; ++m) batch_[missed_at_[m]] = float(finish(bits[missed_at_[m]]));
+      ziggurat_fast_path(bits_.data(), kBatch, t_->x_float.data(), t_->ratio_float.data(), batch_.data(), pending_at_.data());
+  for (std::size_t m = 0; m < misses; ++m) pending_r_[m] = bits_[pending_at_[m]];
+  settle(misses);
   used_ = 0;
 }
 

@@ -6,16 +6,19 @@
 // Each rail is one standard normal from Marsaglia and Tsang's ziggurat (128 layers, with
 // Doornik's independent layer index and uniform, "An improved ziggurat method", 2005): 32
 // random bits (7 for the layer, 25 for the uniform), a table look-up and a compare for
-// 97.2 % of samples; the rest (the top layer's cap, the wedges, the tail) take the slow
-// path: a squeeze by chord and tangents, the wedge's exp for a sliver, the tail's logs, so the
-// distribution is the exact normal (rejection, not an approximation), each value then
-// rounded to float (the fast path's product u*x in float, its test against the ratio
-// rounded toward zero so that it accepts only points inside the rectangle; the slow path
-// decides the rest in double). The bits come from
-// four xoshiro256++ generators (Blackman and Vigna) run side by side (a loop the compiler
-// vectorises), seeded through splitmix64, and a fifth for the rejection steps: the output
-// is fixed by the code below on every platform. Normals are made kBatch at a time and
-// handed out in order, so a stream cut into frames draws the same noise as one block.
+// 97.2 % of samples; the rest (the top layer's cap, the wedges, the tail) are settled
+// after the batch: a squeeze by chord and tangents, the wedge's exp for a sliver, the
+// tail's logs, so the distribution is the exact normal (rejection, not an approximation),
+// each value then rounded to float (the fast path's product u*x in float, its test against
+// the ratio rounded toward zero so that it accepts only points inside the rectangle; the
+// slow path decides the rest in double). The bits come from eight xoshiro256++ generators
+// (Blackman and Vigna) run side by side as one vector, seeded through splitmix64; the slow
+// path's wedge heights and redraws from a splitmix64 counter, one word per draw settled a
+// round (in the order of the batch), its tail from a ninth xoshiro256++. Which values come
+// out is fixed by the code below, whatever vectors the host has (the rounding of a squeeze
+// test may differ in its last bit where a copy fuses a multiply-add). Normals are made
+// kBatch at a time and handed out in order, so a stream cut into frames draws the same
+// noise as one block.
 #pragma once
 #include <algorithm>
 #include <array>
@@ -30,15 +33,22 @@ namespace hilrig::rf {
 class ComplexGaussian {
  public:
   explicit ComplexGaussian(std::uint64_t seed) {
-    auto splitmix = [&seed] {  // never all zero
-      seed += 0x9e3779b97f4a7c15ULL;
-      std::uint64_t z = seed;
+    auto mix = [](std::uint64_t z) {  // splitmix64's output function, a bijection
       z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
       z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
       return z ^ (z >> 31);
     };
-    for (auto* word : {&s0_, &s1_, &s2_, &s3_})
-      for (std::uint64_t& lane : *word) lane = splitmix();
+    // The seed is mixed before it starts splitmix64's sequence: seeds a multiple of the
+    // sequence's step apart (as seed * 0x9e37... + c are) would otherwise start the same
+    // sequence a few words apart, and so give the same generators in shifted lanes.
+    std::uint64_t at = mix(seed);
+    auto splitmix = [&at, &mix] {  // never all zero
+      at += 0x9e3779b97f4a7c15ULL;
+      return mix(at);
+    };
+    for (auto* state : {&state_, &spare_state_})
+      for (auto& word : *state)
+        for (std::uint64_t& lane : word) lane = splitmix();
     for (std::uint64_t& w : slow_) w = splitmix();
   }
 
@@ -98,8 +108,9 @@ class ComplexGaussian {
   static constexpr double kR = 3.442619855899;          // the base layer's edge
   static constexpr double kV = 9.91256303526217e-3;     // each layer's area
   static constexpr double kRail = 0.70710678118654752440;  // sqrt(1/2)
-  static constexpr std::size_t kLanes = 4;
-  static constexpr std::size_t kBatch = 1024;  // normals per refill: kBatch / 2 draws of 64 bits
+  static constexpr std::size_t kLanes = 8;        // xoshiro256++ generators side by side
+  static constexpr std::size_t kBatch = 1024;     // normals per refill: kBatch / 2 draws of 64 bits
+  static constexpr std::size_t kSettleLanes = 4;  // the slow path's verdicts a vector at a time
 
   struct Tables {
     std::array<double, kLayers + 1> x{};  // layer edges: x[0] = V/f(R) (the base with its tail), x[1] = R, x[128] = 0
@@ -112,6 +123,11 @@ class ComplexGaussian {
     std::array<double, kLayers> slope{};  // of the wedge's chord
     std::array<float, kLayers> x_float{};       // x[i] rounded to float: the fast path's
     std::array<float, kLayers> ratio_float{};   // ratio[i] rounded toward zero
+    // Layer i's figures in one row of a cache line, as the slow path reads them (kRow*).
+    struct alignas(64) Row {
+      double v[8];
+    };
+    std::array<Row, kLayers> row{};
     Tables() {
       double f = std::exp(-0.5 * kR * kR);
       x[0] = kV / f;
@@ -129,6 +145,8 @@ class ComplexGaussian {
         x_float[i] = float(x[i]);
         ratio_float[i] = float(ratio[i]);
         if (double(ratio_float[i]) > ratio[i]) ratio_float[i] = std::nextafter(ratio_float[i], 0.0f);
+        row[i] = {{x[i], x[i + 1], density[i], density[i + 1], slope[i], ratio[i],
+                   shape[i] == Shape::concave ? -1.0 : shape[i] == Shape::convex ? 1.0 : 0.0, i == 0 ? 1.0 : 0.0}};
       }
     }
   };
@@ -137,43 +155,19 @@ class ComplexGaussian {
     return t;
   }
 
-  // The next kBatch normals: the four generators' draws, the fast path over all of them,
-  // then the few that missed it finished one by one (in order). gaussian.cpp.
+  // The next kBatch normals: the generators' draws and the fast path over them, then the
+  // draws that missed it settled (gaussian.cpp).
   void refill();
-  // [-1, 1) from r's top 25 bits (apart from the layer's 7).
-  static double uniform_pm1(std::uint32_t r) { return double(std::int32_t(r) >> 7) * 0x1.0p-24; }
-  // The ziggurat from draw r on: the fast path, else the wedge or the tail, else anew.
-  double finish(std::uint32_t r) {
-    const Tables& t = *t_;
-    for (;; r = std::uint32_t(next_slow())) {
-      const std::size_t i = r & 0x7f;
-      const double u = uniform_pm1(r);
-      if (std::fabs(u) < t.ratio[i]) return u * t.x[i];
-      if (i == 0) return tail(u < 0);
-      const double x = u * t.x[i];
-      // the wedge: under the density between layer i's edges (from |x| = x[i+1] to x[i])
-      const double y = t.density[i + 1] + uniform_open() * (t.density[i] - t.density[i + 1]);
-      // The chord between the wedge's corners and the tangents at them decide all but a
-      // sliver of points without exp: the density lies between them.
-      const double ax = std::fabs(x);
-      if (t.shape[i] == Tables::Shape::concave) {
-        if (y <= chord(t, i, ax)) return x;  // the chord is under the density
-        if (y > std::min(tangent(t, i + 1, ax), tangent(t, i, ax))) continue;  // the tangents over it
-      } else if (t.shape[i] == Tables::Shape::convex) {
-        if (y >= chord(t, i, ax)) continue;  // the chord is over the density
-        if (y < std::max(tangent(t, i + 1, ax), tangent(t, i, ax))) return x;  // the tangents under it
-      }
-      if (y < std::exp(-0.5 * x * x)) return x;
-    }
-  }
-  // The straight line through layer i's wedge corners (x[i+1], density[i+1]) and (x[i], density[i]) at ax.
-  static double chord(const Tables& t, std::size_t i, double ax) {
-    return t.density[i + 1] + (ax - t.x[i + 1]) * t.slope[i];
-  }
-  // The density's tangent at edge x[e] at ax: f(x[e]) (1 - x[e] (ax - x[e])), as f' = -x f.
-  static double tangent(const Tables& t, std::size_t e, double ax) {
-    return t.density[e] * (1 - t.x[e] * (ax - t.x[e]));
-  }
+  // The first `count` of pending_at_ (batch positions) with their draws pending_r_, in
+  // rounds: each draw's verdict (inside its layer's rectangle, under the density by the
+  // squeeze or exp, in the tail, or out) computed kSettleLanes at a time, each with a
+  // spare word (a wedge's height from its high half; a draw out is drawn anew from its low
+  // half for the next round), in order (gaussian.cpp).
+  void settle(std::size_t count);
+  enum Verdict : std::uint8_t { kAccept, kReject, kUndecided, kTail };
+  // The row fields: outer and inner edge, their densities, the chord's slope, the ratio,
+  // the shape (-1 concave, 1 convex, 0 both), 1 for the base layer.
+  enum RowField { kOuterX, kInnerX, kOuterDensity, kInnerDensity, kSlope, kRatio, kConcavity, kBase };
   // Beyond R (Marsaglia's tail method).
   double tail(bool negative) {
     double x, y;
@@ -199,13 +193,18 @@ class ComplexGaussian {
     return result;
   }
 
-  alignas(64) std::array<std::uint64_t, kLanes> s0_{}, s1_{}, s2_{}, s3_{};  // the four generators, word by word
-  std::array<std::uint64_t, 4> slow_{};
+  alignas(64) std::array<std::array<std::uint64_t, kLanes>, 4> state_{};  // the generators, word by word
+  alignas(64) std::array<std::array<std::uint64_t, kLanes>, 4> spare_state_{};  // the slow path's words'
+  std::array<std::uint64_t, 4> slow_{};  // the tail's generator
+  static constexpr std::size_t kSpare = 256;
+  alignas(64) std::array<std::uint64_t, kSpare> spare_{};  // words for the slow path, from spare_state_
+  std::size_t spare_used_ = kSpare;
   const Tables* t_ = &tables();
   std::size_t used_ = kBatch;  // batch_[used_..] not handed out yet
-  std::array<std::uint32_t, kBatch> bits_{};
-  std::array<float, kBatch> batch_{};
-  std::array<std::uint32_t, kBatch> missed_at_{};  // the batch's draws that missed the fast path
+  alignas(64) std::array<std::uint32_t, kBatch> bits_{};
+  alignas(64) std::array<float, kBatch> batch_{};
+  // The draws not settled yet: batch positions and draws (kSettleLanes of slack each).
+  std::array<std::uint32_t, kBatch + kSettleLanes> pending_at_{}, pending_r_{};
 };
 
 }  // namespace hilrig::rf

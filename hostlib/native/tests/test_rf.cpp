@@ -356,6 +356,24 @@ TEST(RfChannel, NoiseIsGaussianOverTwentySeeds) {
   }
 }
 
+// Seeds a step of splitmix64's sequence apart (as the phase noise's seed * 0x9e37... + c
+// are, one channel seed to the next) give unrelated normals, not the same ones a few
+// places on: the generator mixes its seed before the sequence starts.
+TEST(RfChannel, SeedsAStepApartGiveUnrelatedNoise) {
+  constexpr std::uint64_t kStep = 0x9e3779b97f4a7c15ULL;
+  for (std::uint64_t seed : {0ULL, 1ULL, 12345ULL}) {
+    hilrig::rf::ComplexGaussian a(seed * kStep), b((seed + 1) * kStep);
+    std::vector<double> x(4096), y(4096);
+    a.normals(x.data(), x.size());
+    b.normals(y.data(), y.size());
+    for (std::size_t shift = 0; shift < 64; ++shift) {
+      std::size_t same = 0;
+      for (std::size_t k = 0; k + shift < x.size(); ++k) same += x[k + shift] == y[k];
+      EXPECT_LT(same, 4u) << "seed " << seed << " shift " << shift;
+    }
+  }
+}
+
 TEST(RfSignal, StreamNoiseGivesTheInjectedSnrThroughCaptureAndAnalyzer) {
   hilrig::rf::SignalSpec spec;
   spec.tones = {{kRfFreqHz, kRfAmplitude, 0.0}};

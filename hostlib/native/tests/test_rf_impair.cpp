@@ -245,12 +245,15 @@ TEST(RfPhaseNoise, IncrementsAndCorrelationAreTheWienerProcesss) {
   EXPECT_EQ(c.apply(std::vector<cd>(64, cd{1, 0}), kFs), c.apply(std::vector<cd>(64, cd{1, 0}), kFs));
 }
 
-// A tone under phase noise: the SNR the analyzer reads is, on average over walks, the truth's
-// (rf::phase_noise_snr_db: the coherent share e^(-v) over the AWGN and the Lorentzian's skirt
-// beyond the lobe). One walk's skirt near the lobe scatters it by about 1 dB.
+// A tone under phase noise: the noise power the analyzer reads is, on average over walks, the
+// truth's (rf::phase_noise_snr_db: the coherent share e^(-v) over the AWGN and the
+// Lorentzian's skirt beyond the lobe). One walk's skirt near the lobe scatters it by 1-2 dB
+// with a long tail toward low SNR, so the mean is taken of the noise-to-signal ratio (the
+// truth is the expected noise power; a mean of decibels sits above it by the spread).
 TEST(RfPhaseNoise, ToneSnrIsTheSkirtBeyondTheLobeOnAverage) {
   const std::size_t n = std::size_t(1) << 16;
   const double f = kFs * 0.1234567, snr = 30;
+  const int walks = 3 * kSeeds;  // one walk's N/S spreads by ~35 %: 60 put the mean within ~5 %
   for (double lw : {0.3, 1.0, 3.0, 10.0}) {
     Channel c;
     c.phase_noise_hz = lw;
@@ -258,19 +261,21 @@ TEST(RfPhaseNoise, ToneSnrIsTheSkirtBeyondTheLobeOnAverage) {
     const auto truth = c.tone_truth(f, 0.5, kFs, n);
     ASSERT_TRUE(truth.snr_db.has_value());
     EXPECT_EQ(*truth.snr_db, hilrig::rf::phase_noise_snr_db(lw, kFs, n, snr));
-    double sum = 0, worst = 0;
-    for (int seed = 0; seed < kSeeds; ++seed) {
+    double noise_sum = 0, lowest = 1e9, highest = -1e9;
+    for (int seed = 0; seed < walks; ++seed) {
       c.seed = std::uint64_t(seed);
       const auto a = hilrig::rf::analyze_tone(c.apply(hilrig::rf::tone(n, f, kFs, 0.5), kFs), kFs);
-      sum += a.snr_db;
-      worst = std::max(worst, std::abs(a.snr_db - *truth.snr_db));
-      EXPECT_NEAR(a.snr_db, *truth.snr_db, 4.0) << "linewidth " << lw << " seed " << seed;  // ~3.5 sigma of a walk
+      noise_sum += std::pow(10.0, -a.snr_db / 10);
+      lowest = std::min(lowest, a.snr_db - *truth.snr_db), highest = std::max(highest, a.snr_db - *truth.snr_db);
+      // A walk far out of its spread: a stage that lost or doubled the skirt.
+      EXPECT_GT(a.snr_db, *truth.snr_db - 8) << "linewidth " << lw << " seed " << seed;
+      EXPECT_LT(a.snr_db, *truth.snr_db + 6) << "linewidth " << lw << " seed " << seed;
     }
-    const double mean = sum / kSeeds;
-    std::printf("[ RfPhaseNoise ] tone, %.1f Hz at %g dB over 2^16: truth %.2f dB, mean measured %.2f dB, worst "
-                "|error| %.2f dB over %d seeds\n", lw, snr, *truth.snr_db, mean, worst, kSeeds);
+    const double mean_db = -10 * std::log10(noise_sum / walks);
+    std::printf("[ RfPhaseNoise ] tone, %.1f Hz at %g dB over 2^16: truth %.2f dB, measured (mean noise) %.2f dB, "
+                "walks from %+.2f to %+.2f dB over %d seeds\n", lw, snr, *truth.snr_db, mean_db, lowest, highest, walks);
     if (kSeeds >= 20) {
-      EXPECT_NEAR(mean, *truth.snr_db, 0.6) << "linewidth " << lw;  // 1 dB a walk: 0.25 dB (1 sigma) over 20
+      EXPECT_NEAR(mean_db, *truth.snr_db, 0.6) << "linewidth " << lw;  // ~3 sigma at 10 Hz, ~6 at 0.3 Hz
     }
   }
   // Without the capture's size the SNR is not stated; without AWGN it is the phase noise's alone.
