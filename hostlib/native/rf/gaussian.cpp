@@ -95,35 +95,60 @@ std::size_t ziggurat_fast_path(const std::uint32_t* __restrict bits, std::size_t
 #endif
 
 // The generators' next count draws into bits (count a multiple of 16): eight xoshiro256++
-// generators, one word of each a vector (one AVX-512 register, two AVX2 ones, four SSE
-// ones); lane j's 64-bit result is draws 2j (its low half) and 2j + 1.
-using u64x8 = std::uint64_t __attribute__((vector_size(64)));
-#if HILRIG_SIMD_CLONES_ON
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-#endif
-void draw_bits(std::uint64_t* __restrict state, std::uint32_t* __restrict bits, std::size_t count) {
-  u64x8 s0, s1, s2, s3;
-  std::memcpy(&s0, state, sizeof s0);
-  std::memcpy(&s1, state + 8, sizeof s1);
-  std::memcpy(&s2, state + 16, sizeof s2);
-  std::memcpy(&s3, state + 24, sizeof s3);
-  for (std::size_t k = 0; k < count; k += 16) {
-    const u64x8 sum = s0 + s3;
-    const u64x8 result = ((sum << 23) | (sum >> 41)) + s0;
-    const u64x8 t = s1 << 17;
-    s2 ^= s0;
-    s3 ^= s1;
-    s1 ^= s2;
-    s0 ^= s3;
-    s2 ^= t;
-    s3 = (s3 << 45) | (s3 >> 19);
-    std::memcpy(bits + k, &result, sizeof result);  // little-endian: lane j's low half at 2j, high at 2j + 1
+// generators, lane j's 64-bit result draws 2j (its low half) and 2j + 1, each word of the
+// state as kParts vectors V of 8 / kParts lanes: one AVX-512 register, or two AVX2 ones
+// (GCC spills a 64-byte vector it has to split, so the split is written out).
+template <class V, std::size_t kParts>
+[[gnu::always_inline]] inline void draw_bits_as(std::uint64_t* __restrict state, std::uint32_t* __restrict bits,
+                                                std::size_t count) {
+  constexpr std::size_t lanes = sizeof(V) / 8;
+  static_assert(lanes * kParts == 8);
+  V s0[kParts], s1[kParts], s2[kParts], s3[kParts];
+  for (std::size_t p = 0; p < kParts; ++p) {
+    std::memcpy(&s0[p], state + 0 + lanes * p, sizeof(V));
+    std::memcpy(&s1[p], state + 8 + lanes * p, sizeof(V));
+    std::memcpy(&s2[p], state + 16 + lanes * p, sizeof(V));
+    std::memcpy(&s3[p], state + 24 + lanes * p, sizeof(V));
   }
-  std::memcpy(state, &s0, sizeof s0);
-  std::memcpy(state + 8, &s1, sizeof s1);
-  std::memcpy(state + 16, &s2, sizeof s2);
-  std::memcpy(state + 24, &s3, sizeof s3);
+  for (std::size_t k = 0; k < count; k += 16) {
+    for (std::size_t p = 0; p < kParts; ++p) {
+      const V sum = s0[p] + s3[p];
+      const V result = ((sum << 23) | (sum >> 41)) + s0[p];
+      const V t = s1[p] << 17;
+      s2[p] ^= s0[p];
+      s3[p] ^= s1[p];
+      s1[p] ^= s2[p];
+      s0[p] ^= s3[p];
+      s2[p] ^= t;
+      s3[p] = (s3[p] << 45) | (s3[p] >> 19);
+      std::memcpy(bits + k + 2 * lanes * p, &result, sizeof result);  // little-endian: low half first
+    }
+  }
+  for (std::size_t p = 0; p < kParts; ++p) {
+    std::memcpy(state + 0 + lanes * p, &s0[p], sizeof(V));
+    std::memcpy(state + 8 + lanes * p, &s1[p], sizeof(V));
+    std::memcpy(state + 16 + lanes * p, &s2[p], sizeof(V));
+    std::memcpy(state + 24 + lanes * p, &s3[p], sizeof(V));
+  }
 }
+using u64x4 = std::uint64_t __attribute__((vector_size(32)));
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target("default")]]
+#endif
+void draw_bits(std::uint64_t* state, std::uint32_t* bits, std::size_t count) {
+  draw_bits_as<u64x4, 2>(state, bits, count);
+}
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target("arch=x86-64-v3")]]
+void draw_bits(std::uint64_t* state, std::uint32_t* bits, std::size_t count) {
+  draw_bits_as<u64x4, 2>(state, bits, count);
+}
+using u64x8 = std::uint64_t __attribute__((vector_size(64)));
+[[gnu::target("arch=x86-64-v4")]]
+void draw_bits(std::uint64_t* state, std::uint32_t* bits, std::size_t count) {
+  draw_bits_as<u64x8, 1>(state, bits, count);
+}
+#endif
 
 using v4 = vec32<double>;
 using i4 = std::int64_t __attribute__((vector_size(32)));

@@ -73,17 +73,22 @@ class ComplexGaussian {
   // The same on separate rails: re[k] gets normal 2k, im[k] normal 2k+1 (T double or float).
   template <class T>
   void add(T* re, T* im, std::size_t count, double sigma) {
+    add(re, im, re, im, count, sigma);
+  }
+  // out[k] = in[k] + the same (in and out the same rails, or apart).
+  template <class T>
+  void add(const T* in_re, const T* in_im, T* re, T* im, std::size_t count, double sigma) {
     const T s = T(sigma * kRail);
     while (count > 0) {
       if (used_ == kBatch) refill();
-      if (used_ % 2 == 0 && count > 0) {  // whole pairs from the batch (kBatch is even)
+      if (used_ % 2 == 0) {  // whole pairs from the batch (kBatch is even)
         const std::size_t m = std::min(count, (kBatch - used_) / 2);
         const float* g = batch_.data() + used_;
-        for (std::size_t k = 0; k < m; ++k) re[k] += s * T(g[2 * k]), im[k] += s * T(g[2 * k + 1]);
-        used_ += 2 * m, re += m, im += m, count -= m;
+        for (std::size_t k = 0; k < m; ++k) re[k] = in_re[k] + s * T(g[2 * k]), im[k] = in_im[k] + s * T(g[2 * k + 1]);
+        used_ += 2 * m, in_re += m, in_im += m, re += m, im += m, count -= m;
       } else {  // a pair across batches
-        *re++ += s * T(normal());
-        *im++ += s * T(normal());
+        *re++ = *in_re++ + s * T(normal());
+        *im++ = *in_im++ + s * T(normal());
         --count;
       }
     }
