@@ -17,8 +17,11 @@ namespace hilrig::rf {
 
 class TimingStage;
 namespace timing_detail {
-// read()'s loop with V, a vector of T, for the lanes (timing.cpp).
+// A group's sums over the taps (timing.cpp).
 template <class T, class V>
+struct LoadedTaps;
+// read()'s loop with V, a vector of T, for the lanes, Taps summing a group (timing.cpp).
+template <class T, class V, class Taps = LoadedTaps<T, V>>
 void read_groups(const TimingStage& stage, std::uint64_t n0, std::size_t count, const T* in_re, const T* in_im,
                  std::int64_t first, T* out_re, T* out_im);
 }  // namespace timing_detail
@@ -81,7 +84,7 @@ class TimingStage {
   static std::array<double, kTaps> taps(double mu);
 
  private:
-  template <class T, class V>
+  template <class T, class V, class Taps>
   friend void timing_detail::read_groups(const TimingStage&, std::uint64_t, std::size_t, const T*, const T*,
                                          std::int64_t, T*, T*);
   // (kPhases + 1) rows of kTaps, built once per process on first use.
