@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <tuple>
 
@@ -194,8 +195,13 @@ void hilrig_bind_rf(py::module_& m) {
       .def(
           "fill_frames",
           [](hilrig::rf::SignalSource& src, std::uint64_t first_tick, std::uint32_t frames,
-             std::uint32_t samples_per_frame) {
-            py::array_t<std::int16_t> out(py::ssize_t(2) * frames * samples_per_frame);
+             std::uint32_t samples_per_frame, std::optional<py::array_t<std::int16_t, py::array::c_style>> into) {
+            const std::size_t rails = std::size_t(2) * frames * samples_per_frame;
+            py::array_t<std::int16_t, py::array::c_style> out =
+                into ? *into : py::array_t<std::int16_t, py::array::c_style>(py::ssize_t(rails));
+            if (std::size_t(out.size()) < rails)
+              throw py::value_error("fill_frames: `into` holds " + std::to_string(out.size()) + " rails, " +
+                                    std::to_string(rails) + " are needed");
             auto* p = out.mutable_data();
             {
               py::gil_scoped_release release;
@@ -205,9 +211,10 @@ void hilrig_bind_rf(py::module_& m) {
             }
             return out;
           },
-          py::arg("first_tick"), py::arg("frames"), py::arg("samples_per_frame"),
+          py::arg("first_tick"), py::arg("frames"), py::arg("samples_per_frame"), py::arg("into") = py::none(),
           "Frames of samples_per_frame ticks from first_tick on, one channel, sc16: the interleaved rails "
-          "(int16, I then Q), frame after frame as the simulator builds them.")
+          "(int16, I then Q), frame after frame as the simulator builds them; into a given array (its first "
+          "2*frames*samples_per_frame rails) or a new one.")
       .def_property_readonly("noise_sigma", &hilrig::rf::SignalSource::noise_sigma);
 
   m.def(
