@@ -55,41 +55,56 @@ const T* ChannelPath::cfo_table(bool imag) const {
     return (imag ? cfo_im_ : cfo_re_).data();
 }
 
+namespace {
+// distort_block's stages in one pass, each sample's arithmetic as the stages in turn:
+// the gain and CFO (the block's anchor times the gain, times the table's phasor), or the
+// gain alone; the per-rail cubic where on; the IQ imbalance mu*v + nu*conj(v) on the rails.
+template <class T, bool kCfo, bool kCubic>
+[[gnu::always_inline]] inline void distort_pass(T* __restrict re, T* __restrict im, std::size_t count, T ar, T ai,
+                                                const T* __restrict er, const T* __restrict ei, T g, T c3, T rr,
+                                                T ri, T ir, T ii) {
+  for (std::size_t k = 0; k < count; ++k) {
+    T vr = re[k], vi = im[k];
+    if constexpr (kCfo) {
+      const T pr = ar * er[k] - ai * ei[k], pi = ar * ei[k] + ai * er[k];
+      const T xr = vr, xi = vi;
+      vr = xr * pr - xi * pi;
+      vi = xr * pi + xi * pr;
+    } else {
+      vr *= g, vi *= g;
+    }
+    if constexpr (kCubic) {
+      vr = vr + c3 * vr * vr * vr;
+      vi = vi + c3 * vi * vi * vi;
+    }
+    re[k] = rr * vr + ri * vi;
+    im[k] = ir * vr + ii * vi;
+  }
+}
+}  // namespace
+
 template <class T>
 HILRIG_SIMD_CLONES void ChannelPath::distort_block(T* __restrict re, T* __restrict im, std::size_t count,
                                                    std::uint64_t n0) const {
   const std::size_t j0 = std::size_t(n0 % kBlock);
-  const T g = T(gain_);
+  const T g = T(gain_), c3 = T(c3_);
+  // mu*v + nu*conj(v) on the rails.
+  const T rr = T(mu_.real() + nu_.real()), ri = T(nu_.imag() - mu_.imag());
+  const T ir = T(mu_.imag() + nu_.imag()), ii = T(mu_.real() - nu_.real());
   if (cfo_) {
     // The block's anchor, times the gain: one polar per block.
     const cdouble a = gain_ * std::polar(1.0, cfo_step_ * double(n0 - j0));
     const T ar = T(a.real()), ai = T(a.imag());
-    const T* __restrict er = cfo_table<T>(false) + j0;
-    const T* __restrict ei = cfo_table<T>(true) + j0;
-    for (std::size_t k = 0; k < count; ++k) {
-      const T pr = ar * er[k] - ai * ei[k], pi = ar * ei[k] + ai * er[k];
-      const T xr = re[k], xi = im[k];
-      re[k] = xr * pr - xi * pi;
-      im[k] = xr * pi + xi * pr;
-    }
+    const T* er = cfo_table<T>(false) + j0;
+    const T* ei = cfo_table<T>(true) + j0;
+    if (c3_ != 0)
+      distort_pass<T, true, true>(re, im, count, ar, ai, er, ei, g, c3, rr, ri, ir, ii);
+    else
+      distort_pass<T, true, false>(re, im, count, ar, ai, er, ei, g, c3, rr, ri, ir, ii);
+  } else if (c3_ != 0) {
+    distort_pass<T, false, true>(re, im, count, 0, 0, nullptr, nullptr, g, c3, rr, ri, ir, ii);
   } else {
-    for (std::size_t k = 0; k < count; ++k) re[k] *= g, im[k] *= g;
-  }
-  if (c3_ != 0) {
-    const T c3 = T(c3_);
-    for (std::size_t k = 0; k < count; ++k) {
-      const T vr = re[k], vi = im[k];
-      re[k] = vr + c3 * vr * vr * vr;
-      im[k] = vi + c3 * vi * vi * vi;
-    }
-  }
-  // mu*v + nu*conj(v) on the rails.
-  const T rr = T(mu_.real() + nu_.real()), ri = T(nu_.imag() - mu_.imag());
-  const T ir = T(mu_.imag() + nu_.imag()), ii = T(mu_.real() - nu_.real());
-  for (std::size_t k = 0; k < count; ++k) {
-    const T vr = re[k], vi = im[k];
-    re[k] = rr * vr + ri * vi;
-    im[k] = ir * vr + ii * vi;
+    distort_pass<T, false, false>(re, im, count, 0, 0, nullptr, nullptr, g, c3, rr, ri, ir, ii);
   }
 }
 
