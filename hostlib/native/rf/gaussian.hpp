@@ -93,8 +93,10 @@ class ComplexGaussian {
       }
     }
   }
-  // The next count standard normals, in order (as count calls of normal()).
-  void normals(double* out, std::size_t count) {
+  // The next count standard normals, in order (as count calls of normal()), in double or
+  // as the generator's floats.
+  template <class T>
+  void normals(T* out, std::size_t count) {
     while (count > 0) {
       if (used_ == kBatch) refill();
       const std::size_t m = std::min(count, kBatch - used_);

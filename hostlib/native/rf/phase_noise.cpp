@@ -39,20 +39,26 @@ HILRIG_SIMD_CLONES void turn_by_anchor(T* __restrict re, T* __restrict im, const
   }
 }
 
-// A piece's phases from its normals g[0..63]: phase[8r + j] = step * the sum of g[8j' + r']
-// over the steps 8r' + j' up to 8r + j (step 8r + j takes normal 8j + r). Eight runs of
-// eight steps side by side: S_j = S_{j-1} + step * g[8j .. 8j+7] is run r's sum to j in
-// lane r; an 8x8 transpose in four 4x4 blocks puts each run in step order; each run then
-// gets the totals of those before it. Returns the largest |phase|.
+// A piece's phases from its normals g[0..63], g[0] taken as 0 (the anchor's step, taken
+// apart): phase[8r + j] = step * the sum of g[8j' + r'] over the steps 8r' + j' up to 8r
+// + j (step 8r + j takes normal 8j + r). Eight runs of eight steps side by side: S_j =
+// S_{j-1} + step * g[8j .. 8j+7] is run r's sum to j in lane r; an 8x8 transpose in four
+// 4x4 blocks puts each run in step order; each run then gets the totals of those before
+// it. Returns the largest |phase|. The normals are read as the generator's floats, widened
+// in registers.
 HILRIG_SIMD_CLONES
-double transposed_walk(const double* __restrict g, double step, double* __restrict phase) {
+double transposed_walk(const float* __restrict g, double step, double* __restrict phase) {
   using v4 = vec32<double>;
+  using f4 = float __attribute__((vector_size(16)));
   v4 lo[8], hi[8];  // S_j for runs 0-3 and 4-7
   v4 sum_lo = {}, sum_hi = {};
   for (int j = 0; j < 8; ++j) {
-    v4 a, b;
-    __builtin_memcpy(&a, g + 8 * j, sizeof a);
-    __builtin_memcpy(&b, g + 8 * j + 4, sizeof b);
+    f4 a4, b4;
+    __builtin_memcpy(&a4, g + 8 * j, sizeof a4);
+    __builtin_memcpy(&b4, g + 8 * j + 4, sizeof b4);
+    v4 a = __builtin_convertvector(a4, v4);
+    const v4 b = __builtin_convertvector(b4, v4);
+    if (j == 0) a[0] = 0;
     sum_lo += step * a, sum_hi += step * b;
     lo[j] = sum_lo, hi[j] = sum_hi;
   }
@@ -63,38 +69,56 @@ double transposed_walk(const double* __restrict g, double step, double* __restri
     rows[0] = __builtin_shufflevector(t0, t2, 0, 1, 4, 5), rows[1] = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
     rows[2] = __builtin_shufflevector(t0, t2, 2, 3, 6, 7), rows[3] = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
   };
-  v4 first[8], second[8];  // run r's steps 0-3 and 4-7
-  transpose(lo[0], lo[1], lo[2], lo[3], first);
-  transpose(lo[4], lo[5], lo[6], lo[7], second);
-  transpose(hi[0], hi[1], hi[2], hi[3], first + 4);
-  transpose(hi[4], hi[5], hi[6], hi[7], second + 4);
   // Where each run starts: the totals of the runs before it (S_7's lanes), summed apart
   // from the stores so that no chain runs through them.
   double base[8] = {0};
   for (int r = 1; r < 8; ++r) base[r] = base[r - 1] + (r <= 4 ? lo[7][r - 1] : hi[7][r - 5]);
-  v4 largest = {};
-  for (int r = 0; r < 8; ++r) {
-    const v4 x = first[r] + base[r], y = second[r] + base[r];
-    __builtin_memcpy(phase + 8 * r, &x, sizeof x);
-    __builtin_memcpy(phase + 8 * r + 4, &y, sizeof y);
-    const v4 ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
-    largest = ax > largest ? ax : largest;
-    largest = ay > largest ? ay : largest;
-  }
-  return std::max(std::max(largest[0], largest[1]), std::max(largest[2], largest[3]));
+  // Each 4x4 block's rows at once: runs `run` .. run+3, steps `at` .. at+3 (few registers
+  // live, and four maxima side by side rather than one chain through all sixteen rows).
+  v4 largest[4] = {};
+  auto rows_out = [&](const v4* columns, int run, int at) {
+    v4 rows[4];
+    transpose(columns[0], columns[1], columns[2], columns[3], rows);
+    for (int i = 0; i < 4; ++i) {
+      const v4 x = rows[i] + base[run + i];
+      __builtin_memcpy(phase + 8 * (run + i) + at, &x, sizeof x);
+      const v4 ax = x < 0 ? -x : x;
+      largest[i] = ax > largest[i] ? ax : largest[i];
+    }
+  };
+  rows_out(lo, 0, 0);
+  rows_out(lo + 4, 0, 4);
+  rows_out(hi, 4, 0);
+  rows_out(hi + 4, 4, 4);
+  const v4 a = largest[0] > largest[1] ? largest[0] : largest[1], b = largest[2] > largest[3] ? largest[2] : largest[3];
+  const v4 most = a > b ? a : b;
+  return std::max(std::max(most[0], most[1]), std::max(most[2], most[3]));
 }
 
 }  // namespace
 
 void PhaseNoise::begin_piece() {
   static_assert(kAnchorSteps == 64, "transposed_walk sums eight runs of eight");
-  double g[kAnchorSteps];
+  float g[kAnchorSteps];
   gauss_->normals(g, kAnchorSteps);
-  // The anchor: the last phase plus its step (normal 0), reduced to one turn, and its polar.
+  // The anchor: the last phase plus its step (normal 0), and its polar: the last anchor's
+  // turned by the advance (the Taylor polynomial in double, to 1e-19), or every
+  // kExactAnchors pieces (and after an advance beyond the polynomial's range) the exact
+  // polar of the phase reduced to one turn, so rounding cannot build up: a sincos a piece
+  // cost more than the piece's rotation.
   const double last = steps_ == 0 ? 0.0 : phases_[kAnchorSteps - 1];
-  anchor_phi_ = std::remainder(anchor_phi_ + last + sigma_ * g[0], 2 * std::numbers::pi);
-  anchor_ = std::polar(1.0, anchor_phi_);
-  g[0] = 0;  // the piece's first phase is the anchor's
+  const double advance = last + sigma_ * double(g[0]);
+  const std::uint64_t piece = steps_ / kAnchorSteps;
+  if (piece % kExactAnchors == 0 || std::fabs(advance) > kPolyMax) {
+    anchor_phi_ = std::remainder(anchor_phi_ + advance, 2 * std::numbers::pi);
+    anchor_ = std::polar(1.0, anchor_phi_);
+  } else {
+    anchor_phi_ += advance;
+    const double a2 = advance * advance;
+    double c = kCos[7], s = kSin[7];
+    for (int i = 6; i >= 0; --i) c = c * a2 + kCos[i], s = s * a2 + kSin[i];
+    anchor_ *= std::complex<double>(c, s * advance);
+  }
   phases_.resize(kAnchorSteps);
   within_poly_ = transposed_walk(g, sigma_, phases_.data()) <= kPolyMax;
 }

@@ -39,6 +39,7 @@ class PhaseNoise {
  public:
   static constexpr std::size_t kAnchorSteps = 64;
   static constexpr double kPolyMax = 0.5;  // radians from the anchor
+  static constexpr std::uint64_t kExactAnchors = 64;  // pieces: one anchor an exact polar
 
   // The generator's seed from the channel's: a fixed odd multiplier and offset (splitmix64's
   // constants) keep its splitmix64 seeding sequence apart from the AWGN's, seeded with the
