@@ -52,6 +52,7 @@ double transposed_walk(const float* __restrict g, double step, double* __restric
   using f4 = float __attribute__((vector_size(16)));
   v4 lo[8], hi[8];  // S_j for runs 0-3 and 4-7
   v4 sum_lo = {}, sum_hi = {};
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) {
     f4 a4, b4;
     __builtin_memcpy(&a4, g + 8 * j, sizeof a4);
@@ -72,6 +73,7 @@ double transposed_walk(const float* __restrict g, double step, double* __restric
   // Where each run starts: the totals of the runs before it (S_7's lanes), summed apart
   // from the stores so that no chain runs through them.
   double base[8] = {0};
+#pragma GCC unroll 8
   for (int r = 1; r < 8; ++r) base[r] = base[r - 1] + (r <= 4 ? lo[7][r - 1] : hi[7][r - 5]);
   // Each 4x4 block's rows at once: runs `run` .. run+3, steps `at` .. at+3 (few registers
   // live, and four maxima side by side rather than one chain through all sixteen rows).
@@ -79,6 +81,7 @@ double transposed_walk(const float* __restrict g, double step, double* __restric
   auto rows_out = [&](const v4* columns, int run, int at) {
     v4 rows[4];
     transpose(columns[0], columns[1], columns[2], columns[3], rows);
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       const v4 x = rows[i] + base[run + i];
       __builtin_memcpy(phase + 8 * (run + i) + at, &x, sizeof x);

@@ -268,7 +268,9 @@ void read_float(const TimingStage& stage, std::uint64_t n0, std::size_t count, c
                 std::int64_t first, float* out_re, float* out_im) {
   timing_detail::read_groups<float, vec32<float>>(stage, n0, count, in_re, in_im, first, out_re, out_im);
 }
-[[gnu::target("arch=x86-64-v4")]]
+// flatten: the group's sum (an AVX-512 function, which read_groups cannot inline) inline
+// here, so that the group's registers are not spilled around a call.
+[[gnu::target("arch=x86-64-v4"), gnu::flatten]]
 void read_float(const TimingStage& stage, std::uint64_t n0, std::size_t count, const float* in_re, const float* in_im,
                 std::int64_t first, float* out_re, float* out_im) {
   timing_detail::read_groups<float, vec64<float>, timing_detail::ShiftedTapsV4>(stage, n0, count, in_re, in_im, first,
