@@ -75,9 +75,11 @@ class ComplexGaussian {
   void add(T* re, T* im, std::size_t count, double sigma) {
     add(re, im, re, im, count, sigma);
   }
-  // out[k] = in[k] + the same (in and out the same rails, or apart).
+  // out[k] = in[k] + the same (in and out the same rails, or apart). Always inlined: the
+  // stream's callers are built per instruction set, and a copy of its own would be the
+  // baseline's.
   template <class T>
-  void add(const T* in_re, const T* in_im, T* re, T* im, std::size_t count, double sigma) {
+  [[gnu::always_inline]] void add(const T* in_re, const T* in_im, T* re, T* im, std::size_t count, double sigma) {
     const T s = T(sigma * kRail);
     while (count > 0) {
       if (used_ == kBatch) refill();
