@@ -172,19 +172,117 @@ using i4 = std::int64_t __attribute__((vector_size(32)));
 
 }  // namespace
 
-HILRIG_SIMD_CLONES
-void ComplexGaussian::settle(std::size_t count) {
-  static_assert(kSettleLanes == 4);
-  const Tables& t = *t_;
-  while (count > 0) {
-    std::size_t out = 0;  // this round's draws that were out, drawn anew
-    for (std::size_t e = 0; e < count; e += 4) {
-      if (spare_used_ + 4 > kSpare) {
-        draw_bits(spare_state_[0].data(), reinterpret_cast<std::uint32_t*>(spare_.data()), 2 * kSpare);
-        spare_used_ = 0;
+#if HILRIG_SIMD_CLONES_ON
+namespace gaussian_detail {
+[[gnu::target("default")]] std::size_t settle_round_wide(const SettleRound&, std::size_t) { return kNotWide; }
+
+namespace {
+// Field f of the rows of layers index (8 x 8 doubles a row).
+[[gnu::target("arch=x86-64-v4"), gnu::always_inline]] inline __m512d row_field(const double* rows, __m256i first,
+                                                                                  int f) {
+  return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), 0xff, _mm256_add_epi32(first, _mm256_set1_epi32(f)), rows, 8);
+}
+}  // namespace
+
+// settle_round's arithmetic eight draws a register, fused multiply-adds where GCC fuses
+// the four-lane code's (so the same values; zero-masked forms of all lanes, as the plain
+// ones read an undefined register GCC warns of): the verdicts as masks, the values scattered to
+// their positions, the draws out compressed to the front of pending_ in order; the rare
+// sliver and tail draws finished one by one, in order, before.
+[[gnu::target("arch=x86-64-v4")]] std::size_t settle_round_wide(const SettleRound& g, std::size_t count) {
+  const double* rows = g.rows;
+  const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+  std::size_t out = 0;
+  for (std::size_t e = 0; e < count; e += 8) {
+    const __mmask8 valid = count - e >= 8 ? __mmask8(0xff) : __mmask8((1u << (count - e)) - 1);
+    const __m256i at = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.pending_at + e));
+    const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(g.pending_r + e));
+    const __m512i word = _mm512_loadu_si512(g.words + e);
+    const __m256i first = _mm256_slli_epi32(_mm256_and_si256(r, _mm256_set1_epi32(0x7f)), 3);
+    const __m512d outer_x = row_field(rows, first, kOuterX), inner_x = row_field(rows, first, kInnerX);
+    const __m512d outer_d = row_field(rows, first, kOuterDensity), inner_d = row_field(rows, first, kInnerDensity);
+    const __m512d slope = row_field(rows, first, kSlope), ratio = row_field(rows, first, kRatio);
+    const __m512d concavity = row_field(rows, first, kConcavity), base = row_field(rows, first, kBase);
+    const __m512d u = _mm512_mul_pd(_mm512_maskz_cvtepi32_pd(0xff, _mm256_srai_epi32(r, 7)), _mm512_set1_pd(0x1.0p-24));
+    __m512d x = _mm512_mul_pd(u, outer_x);
+    const __m512d height = _mm512_maskz_cvtepu32_pd(0xff, _mm512_maskz_cvtepi64_epi32(0xff, _mm512_maskz_srli_epi64(0xff, word, 32)));
+    const __m512d scaled = _mm512_mul_pd(_mm512_add_pd(height, _mm512_set1_pd(0.5)), _mm512_set1_pd(0x1.0p-32));
+    const __m512d y = _mm512_fmadd_pd(scaled, _mm512_sub_pd(outer_d, inner_d), inner_d);
+    const __m512d ax = _mm512_abs_pd(x), au = _mm512_abs_pd(u);
+    const __m512d chord = _mm512_fmadd_pd(_mm512_sub_pd(ax, inner_x), slope, inner_d);
+    const __m512d tangent_inner = _mm512_mul_pd(inner_d, _mm512_fnmadd_pd(inner_x, _mm512_sub_pd(ax, inner_x), one));
+    const __m512d tangent_outer = _mm512_mul_pd(outer_d, _mm512_fnmadd_pd(outer_x, _mm512_sub_pd(ax, outer_x), one));
+    const __mmask8 inner_lower = _mm512_cmp_pd_mask(tangent_inner, tangent_outer, _CMP_LT_OQ);
+    const __m512d tangent_low = _mm512_mask_blend_pd(inner_lower, tangent_outer, tangent_inner);
+    const __m512d tangent_high = _mm512_mask_blend_pd(inner_lower, tangent_inner, tangent_outer);
+    const __mmask8 concave = _mm512_cmp_pd_mask(concavity, zero, _CMP_LT_OQ);
+    const __mmask8 convex = _mm512_cmp_pd_mask(concavity, zero, _CMP_GT_OQ);
+    const __mmask8 under = (concave & _mm512_cmp_pd_mask(y, chord, _CMP_LE_OQ)) |
+                           (convex & _mm512_cmp_pd_mask(y, tangent_high, _CMP_LT_OQ));
+    const __mmask8 over = (concave & _mm512_cmp_pd_mask(y, tangent_low, _CMP_GT_OQ)) |
+                          (convex & _mm512_cmp_pd_mask(y, chord, _CMP_GE_OQ));
+    const __mmask8 inside = _mm512_cmp_pd_mask(au, ratio, _CMP_LT_OQ);
+    const __mmask8 in_base = _mm512_cmp_pd_mask(base, zero, _CMP_GT_OQ);
+    __mmask8 accepted = valid & (inside | (~in_base & under));
+    const __mmask8 tail = valid & ~inside & in_base;
+    const __mmask8 undecided = valid & ~inside & ~in_base & ~under & ~over;
+    if (tail | undecided) [[unlikely]] {  // the sliver the squeeze leaves, or the tail: in order
+      alignas(64) double xs[8], ys[8], us[8];
+      _mm512_store_pd(xs, x);
+      _mm512_store_pd(ys, y);
+      _mm512_store_pd(us, u);
+      for (unsigned m = unsigned(tail | undecided); m != 0; m &= m - 1) {
+        const unsigned j = unsigned(__builtin_ctz(m));
+        if (tail >> j & 1) {
+          xs[j] = g.tail(*g.generator, us[j] < 0);
+          accepted |= __mmask8(1u << j);
+        } else if (ys[j] < std::exp(-0.5 * xs[j] * xs[j])) {
+          accepted |= __mmask8(1u << j);
+        }
       }
-      const std::uint64_t* word = spare_.data() + spare_used_;
-      spare_used_ += std::min<std::size_t>(4, count - e);
+      x = _mm512_load_pd(xs);
+    }
+    // Every draw's value to its position (an out draw's is written again when it is settled).
+    _mm256_mask_i32scatter_ps(g.batch, valid, at, _mm512_maskz_cvtpd_ps(0xff, x), 4);
+    const __mmask8 rejected = valid & ~accepted;
+    // Compressed in registers and stored whole: out <= e, so the eight lanes written end
+    // before the next chunk's draws.
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(g.pending_at + out), _mm256_maskz_compress_epi32(rejected, at));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(g.pending_r + out),
+                        _mm256_maskz_compress_epi32(rejected, _mm512_maskz_cvtepi64_epi32(0xff, word)));
+    out += unsigned(__builtin_popcount(rejected));
+  }
+  return out;
+}
+#else
+std::size_t settle_round_wide(const SettleRound&, std::size_t) { return kNotWide; }
+#endif
+}  // namespace gaussian_detail
+
+void ComplexGaussian::settle(std::size_t count) {
+  while (count > 0) {
+    if (spare_used_ + count > kSpare) {  // every draw of the round has its word
+      draw_bits(spare_state_[0].data(), reinterpret_cast<std::uint32_t*>(spare_.data()), 2 * kSpare);
+      spare_used_ = 0;
+    }
+    const gaussian_detail::SettleRound round{t_->row[0].v, pending_at_.data(), pending_r_.data(),
+                                             spare_.data() + spare_used_, batch_.data(), this, &tail_of};
+    std::size_t out = gaussian_detail::settle_round_wide(round, count);
+    if (out == gaussian_detail::kNotWide) out = settle_round(count);
+    spare_used_ += count;
+    count = out;
+  }
+}
+
+HILRIG_SIMD_CLONES
+std::size_t ComplexGaussian::settle_round(std::size_t count) {
+  static_assert(kSettleLanes >= 4);
+  using enum gaussian_detail::RowField;
+  const Tables& t = *t_;
+  std::size_t out = 0;  // this round's draws that were out, drawn anew
+  {
+    for (std::size_t e = 0; e < count; e += 4) {
+      const std::uint64_t* word = spare_.data() + spare_used_ + e;
       // Lanes past count are slack: computed and dropped.
       const std::uint32_t* at = pending_at_.data() + e;
       const std::uint32_t* r = pending_r_.data() + e;
@@ -237,8 +335,8 @@ void ComplexGaussian::settle(std::size_t count) {
         out += !accepted;
       }
     }
-    count = out;
   }
+  return out;
 }
 
 void ComplexGaussian::refill() {

@@ -30,6 +30,28 @@
 
 namespace hilrig::rf {
 
+class ComplexGaussian;
+namespace gaussian_detail {
+// The fields of a layer's row as the slow path reads them: outer and inner edge, their
+// densities, the chord's slope, the ratio, the shape (-1 concave, 1 convex, 0 both), 1 for
+// the base layer.
+enum RowField { kOuterX, kInnerX, kOuterDensity, kInnerDensity, kSlope, kRatio, kConcavity, kBase };
+// What a round of the slow path reads and writes (ComplexGaussian::settle_round's).
+struct SettleRound {
+  const double* rows;  // 8 doubles a layer
+  std::uint32_t* pending_at;
+  std::uint32_t* pending_r;
+  const std::uint64_t* words;  // one a draw
+  float* batch;
+  ComplexGaussian* generator;
+  double (*tail)(ComplexGaussian&, bool negative);
+};
+// settle_round's arithmetic eight draws at a time where the host has AVX-512; else
+// kNotWide, and the caller runs settle_round (gaussian.cpp).
+inline constexpr std::size_t kNotWide = ~std::size_t(0);
+std::size_t settle_round_wide(const SettleRound& round, std::size_t count);
+}  // namespace gaussian_detail
+
 class ComplexGaussian {
  public:
   explicit ComplexGaussian(std::uint64_t seed) {
@@ -119,7 +141,7 @@ class ComplexGaussian {
   static constexpr double kRail = 0.70710678118654752440;  // sqrt(1/2)
   static constexpr std::size_t kLanes = 8;        // xoshiro256++ generators side by side
   static constexpr std::size_t kBatch = 1024;     // normals per refill: kBatch / 2 draws of 64 bits
-  static constexpr std::size_t kSettleLanes = 4;  // the slow path's verdicts a vector at a time
+  static constexpr std::size_t kSettleLanes = 8;  // the slow path's verdicts a vector at a time, at most
 
   struct Tables {
     std::array<double, kLayers + 1> x{};  // layer edges: x[0] = V/f(R) (the base with its tail), x[1] = R, x[128] = 0
@@ -173,10 +195,12 @@ class ComplexGaussian {
   // spare word (a wedge's height from its high half; a draw out is drawn anew from its low
   // half for the next round), in order (gaussian.cpp).
   void settle(std::size_t count);
+  // One round over the first count pending draws, four at a time (or eight:
+  // gaussian_detail::settle_round_wide); returns how many were out (now the first of
+  // pending_).
+  std::size_t settle_round(std::size_t count);
+  static double tail_of(ComplexGaussian& g, bool negative) { return g.tail(negative); }
   enum Verdict : std::uint8_t { kAccept, kReject, kUndecided, kTail };
-  // The row fields: outer and inner edge, their densities, the chord's slope, the ratio,
-  // the shape (-1 concave, 1 convex, 0 both), 1 for the base layer.
-  enum RowField { kOuterX, kInnerX, kOuterDensity, kInnerDensity, kSlope, kRatio, kConcavity, kBase };
   // Beyond R (Marsaglia's tail method).
   double tail(bool negative) {
     double x, y;
@@ -205,8 +229,8 @@ class ComplexGaussian {
   alignas(64) std::array<std::array<std::uint64_t, kLanes>, 4> state_{};  // the generators, word by word
   alignas(64) std::array<std::array<std::uint64_t, kLanes>, 4> spare_state_{};  // the slow path's words'
   std::array<std::uint64_t, 4> slow_{};  // the tail's generator
-  static constexpr std::size_t kSpare = 256;
-  alignas(64) std::array<std::uint64_t, kSpare> spare_{};  // words for the slow path, from spare_state_
+  static constexpr std::size_t kSpare = kBatch;  // words: a round's (at most kBatch draws) are at hand
+  alignas(64) std::array<std::uint64_t, kSpare + kSettleLanes> spare_{};  // the slow path's words (and slack)
   std::size_t spare_used_ = kSpare;
   const Tables* t_ = &tables();
   std::size_t used_ = kBatch;  // batch_[used_..] not handed out yet
