@@ -172,8 +172,8 @@ using i4 = std::int64_t __attribute__((vector_size(32)));
 
 }  // namespace
 
-#if HILRIG_SIMD_CLONES_ON
 namespace gaussian_detail {
+#if HILRIG_SIMD_CLONES_ON
 [[gnu::target("default")]] std::size_t settle_round_wide(const SettleRound&, std::size_t) { return kNotWide; }
 
 namespace {
