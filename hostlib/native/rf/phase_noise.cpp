@@ -107,8 +107,7 @@ HILRIG_SIMD_CLONES void turn_by_anchor(T* __restrict re, T* __restrict im, const
 // 4x4 blocks puts each run in step order; each run then gets the totals of those before
 // it. Returns the largest |phase|. The normals are read as the generator's floats, widened
 // in registers.
-HILRIG_SIMD_CLONES
-double transposed_walk(const float* __restrict g, double step, double* __restrict phase) {
+[[gnu::always_inline]] inline double transposed_walk_4(const float* __restrict g, double step, double* __restrict phase) {
   using v4 = vec32<double>;
   using f4 = float __attribute__((vector_size(16)));
   v4 lo[8], hi[8];  // S_j for runs 0-3 and 4-7
@@ -158,6 +157,73 @@ double transposed_walk(const float* __restrict g, double step, double* __restric
   const v4 most = a > b ? a : b;
   return std::max(std::max(most[0], most[1]), std::max(most[2], most[3]));
 }
+
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target("default")]]
+#endif
+double transposed_walk(const float* __restrict g, double step, double* __restrict phase) {
+  return transposed_walk_4(g, step, phase);
+}
+#if HILRIG_SIMD_CLONES_ON
+[[gnu::target("arch=x86-64-v3")]]
+double transposed_walk(const float* __restrict g, double step, double* __restrict phase) {
+  return transposed_walk_4(g, step, phase);
+}
+// The same sums and maxima eight runs a register (an 8x8 transpose in three stages of
+// shuffles): the same values, as each lane's arithmetic is the four-lane version's.
+[[gnu::target("arch=x86-64-v4")]]
+double transposed_walk(const float* __restrict g, double step, double* __restrict phase) {
+  using v8 = vec64<double>;
+  v8 sums[8];  // S_j: run r's sum to j in lane r
+  v8 sum = {};
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    vec32<float> a8;
+    __builtin_memcpy(&a8, g + 8 * j, sizeof a8);
+    v8 a = __builtin_convertvector(a8, v8);
+    if (j == 0) a[0] = 0;
+    sum += step * a;
+    sums[j] = sum;
+  }
+  double base[8] = {0};
+#pragma GCC unroll 8
+  for (int r = 1; r < 8; ++r) base[r] = base[r - 1] + sums[7][r - 1];
+  v8 pair_lo[4], pair_hi[4];  // steps 2m, 2m+1 interleaved: even runs, odd runs
+#pragma GCC unroll 4
+  for (int m = 0; m < 4; ++m) {
+    pair_lo[m] = __builtin_shufflevector(sums[2 * m], sums[2 * m + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+    pair_hi[m] = __builtin_shufflevector(sums[2 * m], sums[2 * m + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+  }
+  // Runs {0,4}, {2,6}, {1,5}, {3,7}: steps 0-3 of each in the low half, 4-7 in the high.
+  v8 quad[2][4];
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    quad[h][0] = __builtin_shufflevector(pair_lo[2 * h], pair_lo[2 * h + 1], 0, 1, 8, 9, 4, 5, 12, 13);
+    quad[h][1] = __builtin_shufflevector(pair_lo[2 * h], pair_lo[2 * h + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+    quad[h][2] = __builtin_shufflevector(pair_hi[2 * h], pair_hi[2 * h + 1], 0, 1, 8, 9, 4, 5, 12, 13);
+    quad[h][3] = __builtin_shufflevector(pair_hi[2 * h], pair_hi[2 * h + 1], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+  constexpr int run_of[4] = {0, 2, 1, 3};  // quad q holds runs run_of[q] and run_of[q] + 4
+  v8 largest[2] = {};
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const int r = run_of[q];
+    const v8 low = __builtin_shufflevector(quad[0][q], quad[1][q], 0, 1, 2, 3, 8, 9, 10, 11) + base[r];
+    const v8 high = __builtin_shufflevector(quad[0][q], quad[1][q], 4, 5, 6, 7, 12, 13, 14, 15) + base[r + 4];
+    __builtin_memcpy(phase + 8 * r, &low, sizeof low);
+    __builtin_memcpy(phase + 8 * (r + 4), &high, sizeof high);
+    const v8 al = low < 0 ? -low : low, ah = high < 0 ? -high : high;
+    largest[0] = al > largest[0] ? al : largest[0];
+    largest[1] = ah > largest[1] ? ah : largest[1];
+  }
+  const v8 most = largest[0] > largest[1] ? largest[0] : largest[1];
+  double m = most[0];
+#pragma GCC unroll 8
+  for (int i = 1; i < 8; ++i) m = std::max(m, most[i]);
+  return m;
+}
+#endif
+
 
 }  // namespace
 
