@@ -18,86 +18,85 @@ constexpr double kSin[8] = {1, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -
 template <class T>
 constexpr int kTerms = std::is_same_v<T, float> ? 5 : 8;
 
-// The float path's turn with explicit vectors V of L floats (GCC's vectoriser keeps to 8
-// lanes even on AVX-512): the same arithmetic as turn_by_anchor's loop, lane by lane. The
-// phases are widened doubles, narrowed in registers. Returns how many samples it turned
-// (a multiple of L); the caller's loop takes the rest.
-[[gnu::always_inline]] inline void narrow(const double* d, vec32<float>& out) {
+// Sample k's (or, L a vector of T, the next lanes') phase from the widened doubles d, in
+// L: a float vector's narrowed in registers.
+template <class T>
+  requires std::is_floating_point_v<T>
+[[gnu::always_inline]] inline void phase_at(const double* d, T& out) {
+  out = T(d[0]);
+}
+[[gnu::always_inline]] inline void phase_at(const double* d, vec32<double>& out) {
+  __builtin_memcpy(&out, d, sizeof out);
+}
+[[gnu::always_inline]] inline void phase_at(const double* d, vec32<float>& out) {
   vec32<double> a, b;
   __builtin_memcpy(&a, d, sizeof a);
   __builtin_memcpy(&b, d + 4, sizeof b);
   using f4 = float __attribute__((vector_size(16)));
   out = __builtin_shufflevector(__builtin_convertvector(a, f4), __builtin_convertvector(b, f4), 0, 1, 2, 3, 4, 5, 6, 7);
 }
-[[gnu::always_inline]] inline void narrow(const double* d, vec64<float>& out) {
+[[gnu::always_inline]] inline void phase_at(const double* d, vec64<float>& out) {
   vec64<double> a, b;
   __builtin_memcpy(&a, d, sizeof a);
   __builtin_memcpy(&b, d + 8, sizeof b);
   out = __builtin_shufflevector(__builtin_convertvector(a, vec32<float>), __builtin_convertvector(b, vec32<float>), 0,
                                 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
 }
-template <class V>
-[[gnu::always_inline]] inline std::size_t turn_float_vectors(float* __restrict re, float* __restrict im,
-                                                             const double* __restrict d, std::size_t count, float ar,
-                                                             float ai) {
-  constexpr std::size_t lanes = sizeof(V) / sizeof(float);
-  constexpr int terms = kTerms<float>;
-  std::size_t k = 0;
+
+// Samples from `from` on turned by anchor * exp(j*d[k]), |d[k]| <= kPolyMax: Horner in
+// d^2, L (T, or a vector of T: the same arithmetic lane by lane) at a time; returns where it
+// stopped (the last whole L).
+template <class L, class T>
+[[gnu::always_inline]] inline std::size_t turn_run(T* __restrict re, T* __restrict im, const double* __restrict d,
+                                                   std::size_t from, std::size_t count, T ar, T ai) {
+  constexpr std::size_t lanes = sizeof(L) / sizeof(T);
+  constexpr int terms = kTerms<T>;
+  std::size_t k = from;
   for (; k + lanes <= count; k += lanes) {
-    V x;
-    narrow(d + k, x);
-    const V x2 = x * x;
-    V c = V{} + float(kCos[terms - 1]), s = V{} + float(kSin[terms - 1]);
+    L x;
+    phase_at(d + k, x);
+    const L x2 = x * x;
+    L c = L{} + T(kCos[terms - 1]), s = L{} + T(kSin[terms - 1]);
 #pragma GCC unroll 8
-    for (int i = terms - 2; i >= 0; --i) c = c * x2 + float(kCos[i]), s = s * x2 + float(kSin[i]);
+    for (int i = terms - 2; i >= 0; --i) c = c * x2 + T(kCos[i]), s = s * x2 + T(kSin[i]);
     s *= x;
-    const V er = ar * c - ai * s, ei = ar * s + ai * c;
-    V xr, xi;
+    const L er = ar * c - ai * s, ei = ar * s + ai * c;
+    L xr, xi;
     __builtin_memcpy(&xr, re + k, sizeof xr);
     __builtin_memcpy(&xi, im + k, sizeof xi);
-    const V yr = xr * er - xi * ei, yi = xr * ei + xi * er;
+    const L yr = xr * er - xi * ei, yi = xr * ei + xi * er;
     __builtin_memcpy(re + k, &yr, sizeof yr);
     __builtin_memcpy(im + k, &yi, sizeof yi);
   }
   return k;
 }
+
+// The float turn in explicit vectors (GCC's vectoriser keeps to 8 lanes even on AVX-512):
+// 16 lanes a register there, 8 on AVX2; none on the baseline (the loop takes them all).
 #if HILRIG_SIMD_CLONES_ON
 [[gnu::target("default")]] std::size_t turn_float(float*, float*, const double*, std::size_t, float, float) {
-  return 0;  // the loop takes them all
+  return 0;
 }
 [[gnu::target("arch=x86-64-v3")]] std::size_t turn_float(float* re, float* im, const double* d, std::size_t count,
                                                           float ar, float ai) {
-  return turn_float_vectors<vec32<float>>(re, im, d, count, ar, ai);
+  return turn_run<vec32<float>>(re, im, d, 0, count, ar, ai);
 }
 [[gnu::target("arch=x86-64-v4")]] std::size_t turn_float(float* re, float* im, const double* d, std::size_t count,
                                                           float ar, float ai) {
-  return turn_float_vectors<vec64<float>>(re, im, d, count, ar, ai);
+  return turn_run<vec64<float>>(re, im, d, 0, count, ar, ai);
 }
 #endif
 
-// re/im[k] turned by anchor * exp(j*d[k]), |d[k]| <= kPolyMax: Horner in d^2.
 template <class T>
 HILRIG_SIMD_CLONES void turn_by_anchor(T* __restrict re, T* __restrict im, const double* __restrict d,
                                        std::size_t count, double anchor_re, double anchor_im) {
-  constexpr int terms = kTerms<T>;
-  T cos_c[terms], sin_c[terms];
-  for (int i = 0; i < terms; ++i) cos_c[i] = T(kCos[i]), sin_c[i] = T(kSin[i]);
   const T ar = T(anchor_re), ai = T(anchor_im);
   std::size_t k = 0;
 #if HILRIG_SIMD_CLONES_ON
   if constexpr (std::is_same_v<T, float>) k = turn_float(re, im, d, count, ar, ai);
 #endif
-  for (; k < count; ++k) {
-    const T x = T(d[k]), x2 = x * x;
-    T c = cos_c[terms - 1], s = sin_c[terms - 1];
-#pragma GCC unroll 8
-    for (int i = terms - 2; i >= 0; --i) c = c * x2 + cos_c[i], s = s * x2 + sin_c[i];
-    s *= x;
-    const T er = ar * c - ai * s, ei = ar * s + ai * c;
-    const T xr = re[k], xi = im[k];
-    re[k] = xr * er - xi * ei;
-    im[k] = xr * ei + xi * er;
-  }
+  k = turn_run<vec32<T>>(re, im, d, k, count, ar, ai);  // 32-byte vectors: 4 doubles, or 8 floats
+  turn_run<T>(re, im, d, k, count, ar, ai);
 }
 
 // A piece's phases from its normals g[0..63], g[0] taken as 0 (the anchor's step, taken
