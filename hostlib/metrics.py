@@ -129,6 +129,8 @@ _METRICS = [
     Metric("link_delay_max_s", "time", "link: largest packet delay through the data direction", ("link_delay_max",)),
     Metric("link_late_p99_s", "time", "link: 99th percentile of how late the emulator wrote a packet after "
            "its due time (its own timing error)", ("link_late_p99",)),
+    Metric("link_read_wait_p99_s", "time", "link: 99th percentile bound on how long a packet waited in the "
+           "emulator's input before it was read and time-stamped, over its coalesced reads", ("link_read_wait_p99",)),
     # An RF case (signal:, docs/rf.md "RF metrics"): the native tone analyzer on the capture
     # (the first signal.capture samples of the window), the strongest tone's figures.
     Metric("freq_error_hz", "frequency", "rf: measured frequency of the strongest tone less its nominal "

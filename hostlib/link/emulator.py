@@ -43,6 +43,9 @@ class DirectionStats(TypedDict, total=False):
     write_errors: int
     delay_ns: Histogram
     late_ns: Histogram
+    read_wait_ns: Histogram      # coalesced reads: the first packet's wait, at most (link_pump.hpp)
+    scheduling: str              # "fifo" (real-time) or "other": the pump thread's policy
+    wake_gap_ns: int
     config: dict[str, float]
     error: str
 

@@ -52,4 +52,7 @@ def link_metrics(spec: LinkSpec, start: LinkStats, end: LinkStats, window_s: flo
         out["link_delay_max_s"] = delay["max"] / 1e9
     if late is not None and late["count"]:
         out["link_late_p99_s"] = late["p99"] / 1e9
+    read_wait = s1.get("read_wait_ns")
+    if read_wait is not None and read_wait["count"]:
+        out["link_read_wait_p99_s"] = read_wait["p99"] / 1e9
     return out

@@ -158,11 +158,13 @@ def test_link_metrics_are_configured_beside_delivered() -> None:
     spec = LinkSpec(up=LinkDirection(rate_bps=80e6, delay_s=0.01, loss=0.01), down=LinkDirection())
     hist = {"count": 10, "p50": 10_000_000, "p90": 0, "p99": 12_000_000, "p999": 0, "max": 13_000_000}
     start = {"up": {"packets_in": 100, "bytes_out": 1000, "dropped_loss": 1}}
-    end = {"up": {"packets_in": 1100, "bytes_out": 2_001_000, "dropped_loss": 11, "delay_ns": hist, "late_ns": hist}}
+    end = {"up": {"packets_in": 1100, "bytes_out": 2_001_000, "dropped_loss": 11, "delay_ns": hist, "late_ns": hist,
+                  "read_wait_ns": hist}}
     m = link_metrics(spec, start, end, 2.0)   # type: ignore[arg-type]
     assert m["link_configured_rate_Bps"] == 10e6 and m["link_rate_Bps"] == 1e6
     assert m["link_packets_in"] == 1000 and m["link_dropped_loss"] == 10 and m["link_loss_ratio"] == 0.01
     assert m["link_delay_p50_s"] == 0.01 and m["link_delay_p99_s"] == 0.012
+    assert m["link_late_p99_s"] == 0.012 and m["link_read_wait_p99_s"] == 0.012
     assert m["link_configured_loss"] == pytest.approx(0.01)
     assert set(m) <= set(METRICS)
     assert set(link_metrics(spec, {}, {}, 1.0)) == {"link_configured_rate_Bps", "link_configured_delay_s",

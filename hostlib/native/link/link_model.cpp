@@ -23,11 +23,12 @@ std::uint64_t get_u64(const json& j, const char* key, const std::string& where, 
   if (!v.is_number_unsigned()) throw std::invalid_argument(where + "." + key + ": must be a whole number >= 0");
   return v.get<std::uint64_t>();
 }
+}  // namespace
+
 json histogram_json(const LatencyHistogram& h) {
   return {{"count", h.count()}, {"p50", h.percentile(0.5)}, {"p90", h.percentile(0.9)},
           {"p99", h.percentile(0.99)}, {"p999", h.percentile(0.999)}, {"max", h.max()}};
 }
-}  // namespace
 
 LinkSpec link_spec_from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw std::invalid_argument(where + ": must be an object");

@@ -69,6 +69,8 @@ struct LinkStats {
   LatencyHistogram late_ns;          // taken out after the due time by this much (the pump's timing error)
 };
 nlohmann::json to_json(const LinkStats& s, const LinkSpec& spec);
+// count, p50, p90, p99, p999, max: the report's form of a histogram
+nlohmann::json histogram_json(const LatencyHistogram& h);
 
 class LinkModel {
  public:
