@@ -504,12 +504,12 @@ def main(argv: list[str] | None = None) -> int:
         for lab_row, lab_data in lab_rows(repeats):
             add(*lab_row, data=lab_data)
     if "link" in only:
-        from .link import pacer_rows, peer_rows
+        from .link import pacer_rows, peer_rows, sink_pacer_rows
         from .link import rows as link_rows
         for link_row, link_data in link_rows(window_s):
             add(*link_row, data=link_data)
         # hilrig's paced UDP and TCP beside iperf3 and iperf2 across the same emulated link.
-        for peer_row, peer_limit, peer_data in [*peer_rows(window_s), *pacer_rows()]:
+        for peer_row, peer_limit, peer_data in [*peer_rows(window_s), *pacer_rows(), *sink_pacer_rows()]:
             add(*peer_row, limit=peer_limit, data=peer_data)
     if "rf" in only:
         from .rf import rows as rf_rows

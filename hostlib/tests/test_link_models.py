@@ -305,3 +305,21 @@ def test_the_link_benchs_pcap_reader_and_period_quantiles() -> None:
         times.append(t)
     assert period_quantiles(times) == (10e-6, 1e-3)
     assert period_quantiles(times[:50]) is None   # too few to say
+
+
+def test_the_sink_rows_period_error() -> None:
+    """make bench's pacers into a sink are judged by |gap - period|; their rate leaves out
+    pauses over 1 ms (iperf 2 repeats its last datagram for seconds)."""
+    from hostlib.bench.link import period_errors
+
+    # 2 us asked: 180 gaps on time, 18 a catch-up burst 1 us short, 1 pause of 0.5 s.
+    gaps = [2_000] * 180 + [1_000] * 18 + [500_000_000]
+    times = [0]
+    for g in gaps:
+        times.append(times[-1] + g)
+    got = period_errors(times, 2_000)
+    assert got is not None
+    p50, p99, rate = got
+    assert p50 == 0.0 and p99 == 1e-6    # the catch-up gaps are the worst 10 %; the pause is one
+    assert rate == pytest.approx(198 / ((180 * 2_000 + 18 * 1_000) / 1e9))
+    assert period_errors(times[:50], 2_000) is None

@@ -14,6 +14,9 @@
 //   blast  --frame-bytes N --seconds S [--no-gso] [--no-gro]
 //          the UDP rows' limit: the frame I/O layer alone over 127.0.0.1 (FrameSink
 //          unpaced, FrameSource counting), no pattern, no check, no accounting
+//   pace   --period-ns P --host A --port N --frame-bytes N --seconds S
+//          the TX stream's paced sender (TxStream with transport.pacing.period, the
+//          rate clock out of its way) to A:N: its achieved period p50 / p99
 //   pingpong [--seconds S]                  one-way cache-line transfer between two threads
 //   spsc   [--qd 1,32,256] [--payload 24,256,8192] [--queues batched,...,boost] [--runs N]
 //          [--seconds S] [--latency-seconds S]
@@ -59,6 +62,10 @@ struct Args {
   double num(const std::string& k, double dflt) const {
     auto it = kv.find(k);
     return it == kv.end() ? dflt : std::stod(it->second);
+  }
+  std::string str(const std::string& k, const std::string& dflt) const {
+    auto it = kv.find(k);
+    return it == kv.end() ? dflt : it->second;
   }
 };
 
@@ -326,11 +333,30 @@ json bench_blast(const Args& a) {
           {"received_GBps", dt > 0 ? double(bytes) / dt / 1e9 : 0.0}, {"gso", sink.gso_active()},
           {"cpu_percent", 100.0 * (c1 - c0) / seconds}};
 }
+json bench_pace(const Args& a) {
+  StreamConfig cfg = base_config(std::uint32_t(a.num("--frame-bytes", 1430)), 1e15);  // the rate clock never holds a frame
+  cfg.direction = Direction::tx;
+  cfg.sample_format = SampleFormat::sc8;
+  cfg.transport.host = a.str("--host", "127.0.0.1");
+  cfg.transport.port = std::uint16_t(a.num("--port", 9));
+  cfg.transport.pacing.period_ns = std::uint64_t(a.num("--period-ns", 2000));
+  cfg = resolve_stream_config(cfg, "bench pace");
+  const double seconds = a.num("--seconds", 1);
+  TxStream tx(cfg);
+  tx.start();
+  sleep_for_ns(std::uint64_t(seconds * 1e9));
+  tx.stop();
+  json s = tx.stats();
+  s["bench"] = "pace";
+  s["period_ns"] = cfg.transport.pacing.period_ns;
+  s["seconds"] = seconds;
+  return s;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|generate|blast|pingpong|spsc [--frame-bytes N] [--seconds S] ...\n");
+    std::fprintf(stderr, "usage: hilrig-bench udp|shm|memcpy|check|generate|blast|pace|pingpong|spsc [--frame-bytes N] [--seconds S] ...\n");
     return 2;
   }
   Args a;
@@ -352,10 +378,11 @@ int main(int argc, char** argv) {
     else if (cmd == "check") r = bench_check(a);
     else if (cmd == "generate") r = bench_generate(a);
     else if (cmd == "blast") r = bench_blast(a);
+    else if (cmd == "pace") r = bench_pace(a);
     else if (cmd == "pingpong") r = bench_pingpong(a);
     else if (cmd == "spsc") r = bench_spsc(a);
     else {
-      std::fprintf(stderr, "hilrig-bench: unknown command %s (udp, shm, memcpy, check, pingpong, spsc)\n", cmd.c_str());
+      std::fprintf(stderr, "hilrig-bench: unknown command %s (udp, shm, memcpy, check, generate, blast, pace, pingpong, spsc)\n", cmd.c_str());
       return 2;
     }
     std::cout << r.dump() << std::endl;

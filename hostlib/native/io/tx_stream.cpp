@@ -20,12 +20,21 @@ TxStream::~TxStream() { stop(); }
 unsigned TxStream::send_batch(std::uint64_t seq, unsigned n, std::uint8_t flags, std::uint64_t timeout_ns) {
   const std::atomic<bool>* stop = flags ? nullptr : &thread_.stop_flag();
   const PatternFramer framer(cfg_);
+  // Paced datagrams are built one at a time, each after the last one's send: the build
+  // falls inside the pacer's wait. A batch built ahead would hold the first datagram
+  // back by the whole batch's build, and the catch-up after it would send a burst.
+  const bool one_by_one = sink_.pacing().active();
+  unsigned sent = 0;
   for (unsigned i = 0; i < n && !(stop && stop->load(std::memory_order_relaxed)); ++i) {
     std::uint8_t* out = sink_.acquire(timeout_ns);
     if (!out) break;
     sink_.commit(framer.build(seq + i, i + 1 == n ? flags : 0, out));
+    if (one_by_one) {
+      if (sink_.flush(now_ns() + timeout_ns, stop) == 0) return sent;
+      ++sent;
+    }
   }
-  return sink_.flush(now_ns() + timeout_ns, stop);
+  return one_by_one ? sent : sink_.flush(now_ns() + timeout_ns, stop);
 }
 
 void TxStream::run() {

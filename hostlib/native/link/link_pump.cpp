@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,7 +50,7 @@ nlohmann::json LinkPump::stats() const {
 // the lowest real-time priority when the process may have it: woken on time, never
 // preempted by the streams it delivers to. The kernel's RT throttling bounds it.
 std::string LinkPump::claim_timing() {
-  prctl(PR_SET_TIMERSLACK, 1UL);
+  use_fine_timer_slack();
   sched_param p{};
   p.sched_priority = sched_get_priority_min(SCHED_FIFO);
   return pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0 ? "fifo" : "other";
