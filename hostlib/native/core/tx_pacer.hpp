@@ -78,17 +78,23 @@ class TxPacer {
 
   // Per-datagram pacing of one sender: gap (idle after each send returns), period or
   // rate (send start to send start, on a fixed schedule). A sender that fell behind its
-  // schedule with datagrams to send (a preemption, a slow send) sends those already due
-  // at once until it is back on it, so the rate asked is the rate offered; one more than
-  // kCatchUpNs behind starts a fresh schedule instead (a stall that long is not made up
-  // by a burst that long). Time with nothing to send (the stream's rate clock holding
+  // schedule with datagrams to send (a preemption, a slow send) catches up at most
+  // kCatchUpRate times the rate (each such datagram at least period / kCatchUpRate after
+  // the last) until it is back on it, so the rate asked is the rate offered and a stall
+  // is made up without a burst; one more than kCatchUpNs behind starts a fresh schedule
+  // instead (a stall that long is not made up). Time with nothing to send (the stream's rate clock holding
   // the frames: ready()) is not made up: those datagrams are spaced by the period. A gap
   // never catches up: it is idle time after each send, the lab's semantics.
   // Records the achieved period (send start to send start) in a histogram. One writer thread.
   class Datagrams {
    public:
     static constexpr std::uint64_t kCatchUpNs = std::uint64_t(kLeadSeconds * 1e9);  // the stalls TX's lead rides out
-    Datagrams(const PacingSpec& p, std::uint32_t datagram_bytes) : gap_(p.gap_ns), period_(p.period_for(datagram_bytes)) {}
+    // Behind its schedule, a sender goes at most this much faster than the rate: a period's
+    // error stays within a quarter period, and a stall of S is made up within 4 S.
+    static constexpr double kCatchUpRate = 4.0 / 3.0;
+    Datagrams(const PacingSpec& p, std::uint32_t datagram_bytes)
+        : gap_(p.gap_ns), period_(p.period_for(datagram_bytes)),
+          catch_up_period_(std::uint64_t(double(period_) / kCatchUpRate)) {}
     bool active() const { return gap_ || period_; }
     // The sender's rate clock held the next datagrams until now_ns (it released fewer than
     // a batch): if the schedule is behind, nothing was waiting for it, so the next datagram
@@ -101,12 +107,14 @@ class TxPacer {
       std::uint64_t now = 0;
       if (started_) {
         const bool fresh = std::exchange(handed_late_, false);  // ready(): the schedule restarts here
-        const Wait w = fresh ? Wait::none : wait_until(gap_ ? last_end_ + gap_ : due_);
+        const std::uint64_t floor = last_start_ + catch_up_period_;  // the fastest a catch-up goes
+        const std::uint64_t slot = gap_ ? last_end_ + gap_ : std::max(due_, floor);
+        const Wait w = fresh ? Wait::none : wait_until(slot);
         now = now_ns();  // after the wait, whatever it found: the send starts no earlier
-        if (w != Wait::none) {
+        if (!gap_ && !fresh && (due_ < floor || w == Wait::none)) {
+          late_.fetch_add(1, std::memory_order_relaxed);  // its slot had passed: catching up
+        } else if (w != Wait::none) {
           (w == Wait::slept ? slept_ : spun_).fetch_add(1, std::memory_order_relaxed);
-        } else if (!gap_ && !fresh) {
-          late_.fetch_add(1, std::memory_order_relaxed);  // its slot had passed: sent at once
         }
         periods_.record(now - last_start_);
         if (fresh) due_ = now;
@@ -128,13 +136,13 @@ class TxPacer {
     const LatencyHistogram& periods() const { return periods_; }
     std::uint64_t waits_slept() const { return slept_.load(std::memory_order_relaxed); }
     std::uint64_t waits_spun() const { return spun_.load(std::memory_order_relaxed); }
-    // Datagrams sent at once because their slot had passed (period or rate: catching up).
+    // Datagrams sent behind their slot (period or rate: catching up, at most kCatchUpRate).
     std::uint64_t sent_late() const { return late_.load(std::memory_order_relaxed); }
     // Times the schedule started afresh, more than kCatchUpNs behind.
     std::uint64_t schedule_restarts() const { return restarts_.load(std::memory_order_relaxed); }
 
    private:
-    std::uint64_t gap_, period_;
+    std::uint64_t gap_, period_, catch_up_period_;
     bool started_ = false, handed_late_ = false;  // handed_late_: ready() found the schedule behind
     std::uint64_t due_ = 0, last_start_ = 0, last_end_ = 0;
     std::atomic<std::uint64_t> slept_{0}, spun_{0}, late_{0}, restarts_{0};  // read by stats() on another thread
